@@ -1,0 +1,150 @@
+/*
+ * streamgraph/exec.h - executables: a graph planned once and launched many
+ * times on a backend.
+ *
+ * An executable snapshots the graph it is made from (nodes, parameters,
+ * names, edges); the graph may be changed or destroyed afterwards. It owns
+ * everything it needs: streams, events, CUDA graph, staging buffers.
+ *
+ * Launches are asynchronous. Launches of one executable run in launch order,
+ * one after the other; concurrency across iterations comes from several
+ * executables in flight (see streamgraph/pipeline.h), never from racing one
+ * executable against itself. An executable is used from one thread at a time.
+ *
+ * When a launch fails (a host callback returns non-zero, a CUDA call fails,
+ * a kernel faults) the executable becomes failed: sg_exec_wait and
+ * sg_exec_query return the error with its message, later launches return
+ * SG_ERR_EXEC_FAILED, and the executable can only be destroyed. Nothing the
+ * caller owns is freed, and every wait returns.
+ */
+#ifndef STREAMGRAPH_EXEC_H
+#define STREAMGRAPH_EXEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "graph.h"
+#include "memory.h"
+#include "staging.h"
+#include "status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sg_exec sg_exec;
+typedef struct sg_plan sg_plan;
+
+typedef enum sg_exec_mode {
+  SG_MODE_STREAMS = 0,       /* replay the plan on several streams with events */
+  SG_MODE_GRAPH              /* one CUDA Graph, instantiated once, launched many times */
+} sg_exec_mode;
+
+typedef enum sg_graph_build {
+  SG_BUILD_EXPLICIT = 0,     /* cudaGraphAdd*Node node by node, with the reduced edges */
+  SG_BUILD_CAPTURE           /* stream capture of the multi-stream schedule */
+} sg_graph_build;
+
+/* Passed as the stream of sg_exec_launch: the legacy default stream. */
+#define SG_STREAM_LEGACY ((void *)0x1)
+
+typedef struct sg_exec_options {
+  sg_backend backend;        /* SG_BACKEND_AUTO: see sg_backend_resolve */
+  sg_exec_mode mode;         /* the host backend runs both modes the same way */
+  sg_graph_build build;      /* graph mode only */
+  unsigned max_streams;      /* 0: CUDA_DEVICE_MAX_CONNECTIONS when set, else 8 */
+  int device;                /* CUDA device ordinal */
+  sg_staging_options staging;
+  int trace;                 /* 1: time every node of every launch (costs a little per node) */
+} sg_exec_options;
+
+/* Fills `opts` with the defaults. Always start from this. */
+SG_API void sg_exec_options_init(sg_exec_options *opts);
+
+SG_API sg_status sg_exec_create(const sg_graph *graph, const sg_exec_options *opts,
+                                sg_exec **out);
+/* Waits for launches in flight, then frees everything the executable owns. */
+SG_API sg_status sg_exec_destroy(sg_exec *exec);
+
+/* Launches once, asynchronously. `cuda_stream` (a cudaStream_t, or NULL, or
+ * SG_STREAM_LEGACY) orders the launch after the work already in that stream,
+ * and the stream's later work after the launch, as cudaGraphLaunch does.
+ * NULL orders it only after this executable's earlier launches. The host
+ * backend accepts only NULL. */
+SG_API sg_status sg_exec_launch(sg_exec *exec, void *cuda_stream);
+
+/* Blocks until every launch so far has finished; returns SG_OK or the error
+ * of the failed launch. Always returns. */
+SG_API sg_status sg_exec_wait(sg_exec *exec);
+
+/* SG_OK when idle, SG_NOT_READY while launches run, or the failure. */
+SG_API sg_status sg_exec_query(sg_exec *exec);
+
+typedef struct sg_exec_info {
+  sg_backend backend;        /* resolved: SG_BACKEND_CUDA or SG_BACKEND_HOST */
+  sg_exec_mode mode;
+  sg_graph_build build;
+  int device;
+  size_t node_count;
+  unsigned stream_count;     /* streams the plan uses */
+  unsigned event_count;      /* cross-stream synchronisations per launch */
+} sg_exec_info;
+
+SG_API sg_status sg_exec_get_info(const sg_exec *exec, sg_exec_info *info);
+
+typedef struct sg_exec_stats {
+  uint64_t launches;
+  uint64_t param_updates;    /* node parameter changes applied (sg_exec_set_*, sg_exec_update) */
+  uint64_t in_place_updates; /* of those, applied to an instantiated CUDA graph in place */
+  uint64_t rebuilds;         /* re-plans or re-instantiations (topology or node kind changed,
+                                or the driver refused an in-place update) */
+  uint64_t staged_copies;    /* copy executions that went through pinned staging */
+  uint64_t registered_copies;/* copy executions through a registered (pinned in place) buffer */
+} sg_exec_stats;
+
+SG_API sg_status sg_exec_get_stats(const sg_exec *exec, sg_exec_stats *stats);
+
+/* The plan the executable runs (owned by the executable). */
+SG_API sg_status sg_exec_get_plan(const sg_exec *exec, const sg_plan **plan);
+
+/* One node's run in a traced launch. Times are nanoseconds from the start
+ * of that launch (host clock on the host backend, CUDA events on the GPU). */
+typedef struct sg_trace_record {
+  sg_node node;
+  unsigned stream;
+  uint64_t start_ns;
+  uint64_t end_ns;
+} sg_trace_record;
+
+/* Waits for launches in flight, then gives the records of the last launch
+ * of an executable created with `trace` set: one per node, in the plan's
+ * issue order. Fills up to `capacity` records and sets *count to the node
+ * count. SG_ERR_UNSUPPORTED where the backend or mode cannot trace. */
+SG_API sg_status sg_exec_get_trace(sg_exec *exec, sg_trace_record *records, size_t capacity,
+                                   size_t *count);
+
+/* Writes the last traced launch as Chrome trace JSON (opens in Perfetto):
+ * one row per stream, one slice per node, named by the node's name. */
+SG_API sg_status sg_exec_write_trace(sg_exec *exec, const char *path);
+
+/* Change one node's parameters for the launches that follow. The node must
+ * be of the same kind; `node` is a handle of the graph the executable was
+ * made from. The change is validated like sg_graph_add_*, and applied without
+ * re-planning; in graph mode it is applied to the instantiated graph in place
+ * (stats say so). Launches already made are not affected. On the host
+ * backend the call first waits for launches in flight. */
+SG_API sg_status sg_exec_set_kernel(sg_exec *exec, sg_node node, const sg_kernel_desc *desc);
+SG_API sg_status sg_exec_set_copy(sg_exec *exec, sg_node node, const sg_copy_desc *desc);
+SG_API sg_status sg_exec_set_memset(sg_exec *exec, sg_node node, const sg_memset_desc *desc);
+SG_API sg_status sg_exec_set_host(sg_exec *exec, sg_node node, const sg_host_desc *desc);
+
+/* Re-applies a (possibly edited) graph. With the same topology and node kinds
+ * only parameters change (in place, no re-plan); otherwise the executable is
+ * re-planned and rebuilt, and stats.rebuilds says so. Waits for launches in
+ * flight first. */
+SG_API sg_status sg_exec_update(sg_exec *exec, const sg_graph *graph);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

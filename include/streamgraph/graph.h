@@ -1,0 +1,190 @@
+/*
+ * streamgraph/graph.h - describing work: a DAG of copy, kernel, memset,
+ * host-callback, stream-function and empty nodes.
+ *
+ * A graph is built once and turned into executables (streamgraph/exec.h). An
+ * executable snapshots the graph, so the graph may be edited or destroyed
+ * afterwards. A graph is not thread-safe: build it from one thread at a time.
+ *
+ * Every sg_graph_add_* call takes an optional list of dependencies (nodes that
+ * must finish before the new node starts) and returns the new node through
+ * `out` (which may be NULL). Each descriptor has an optional `name`, copied,
+ * used in error messages, DOT output and traces.
+ *
+ * Validation happens when a node or edge is added, so a bad node never enters
+ * the graph; cycles (only sg_graph_add_edge can make one) are found when the
+ * graph is planned: sg_graph_validate, sg_plan_create, sg_exec_create.
+ */
+#ifndef STREAMGRAPH_GRAPH_H
+#define STREAMGRAPH_GRAPH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sg_graph sg_graph;
+
+/* A node handle: a small value, valid for the graph that made it and for the
+ * executables made from that graph. Zero-initialised, it is "no node". */
+typedef struct sg_node {
+  uint64_t opaque;
+} sg_node;
+
+/* The node's index in its graph: 0, 1, 2... in order of creation. */
+SG_API uint32_t sg_node_index(sg_node node);
+
+/* ---- limits checked when a node is added ------------------------------- */
+#define SG_MAX_BLOCK_THREADS 1024u       /* threads per block */
+#define SG_MAX_BLOCK_Z 64u               /* block.z */
+#define SG_MAX_GRID_X 2147483647u        /* grid.x (2^31 - 1) */
+#define SG_MAX_GRID_YZ 65535u            /* grid.y and grid.z */
+#define SG_MAX_SHARED_BYTES (227u * 1024u) /* dynamic shared memory of a Hopper block;
+                                              a device's own limit is checked at exec creation */
+#define SG_MAX_KERNEL_ARGS 64u           /* arguments per kernel */
+#define SG_MAX_KERNEL_ARG_BYTES 4096u    /* all arguments' sizes together */
+#define SG_MAX_NAME_BYTES 255u           /* longer names are refused */
+
+/* ---- copies ------------------------------------------------------------ */
+typedef enum sg_copy_kind {
+  SG_COPY_AUTO = 0,          /* inferred from the memory the pointers are in */
+  SG_COPY_HOST_TO_DEVICE,
+  SG_COPY_DEVICE_TO_HOST,
+  SG_COPY_DEVICE_TO_DEVICE,
+  SG_COPY_HOST_TO_HOST
+} sg_copy_kind;
+
+typedef struct sg_copy_desc {
+  void *dst;
+  const void *src;
+  size_t bytes;              /* > 0 */
+  sg_copy_kind kind;         /* checked against the pointers: a host->device copy whose
+                                destination is host memory is SG_ERR_INVALID_COPY */
+  const char *name;
+} sg_copy_desc;
+
+/* ---- kernels ----------------------------------------------------------- */
+typedef struct sg_dim3 {
+  unsigned x, y, z;
+} sg_dim3;
+
+/* The launch shape a host twin receives. */
+typedef struct sg_kernel_launch {
+  sg_dim3 grid;
+  sg_dim3 block;
+  size_t shared_bytes;
+} sg_kernel_launch;
+
+/* A kernel's host twin: the same computation in plain C, run by the host
+ * backend. `args` has the same layout as the `args` of sg_kernel_desc (one
+ * pointer per argument, pointing at the argument's value). */
+typedef void (*sg_host_twin_fn)(const sg_kernel_launch *launch, void *const *args);
+
+typedef enum sg_kernel_func_kind {
+  SG_KERNEL_FUNCTION = 0,    /* `func` is a __global__ function's address, as for cudaLaunchKernel */
+  SG_KERNEL_CUDA_KERNEL      /* `func` is a cudaKernel_t (from cudaGetKernel or cudaLibraryGetKernel) */
+} sg_kernel_func_kind;
+
+typedef struct sg_kernel_desc {
+  const void *func;          /* may be NULL when only the host backend will run it */
+  sg_kernel_func_kind func_kind;
+  sg_dim3 grid;              /* every dimension >= 1 */
+  sg_dim3 block;             /* every dimension >= 1, x*y*z <= 1024 */
+  size_t shared_bytes;       /* dynamic shared memory */
+  void *const *args;         /* arg_count pointers, each to one argument's value */
+  const size_t *arg_sizes;   /* arg_count sizes in bytes */
+  unsigned arg_count;
+  sg_host_twin_fn host_twin; /* optional; required by the host backend */
+  const char *name;
+} sg_kernel_desc;
+
+/* ---- memset ------------------------------------------------------------ */
+typedef struct sg_memset_desc {
+  void *dst;
+  unsigned value;            /* the element value; must fit in element_size bytes */
+  unsigned element_size;     /* 1, 2 or 4 */
+  size_t count;              /* elements, > 0; dst must be aligned to element_size */
+  const char *name;
+} sg_memset_desc;
+
+/* ---- host callbacks ---------------------------------------------------- */
+/* Runs on a host thread when its dependencies are done. Returns 0 on success;
+ * any other value fails the launch (SG_ERR_CALLBACK, naming the node and the
+ * value). It must not call CUDA or streamgraph launch/wait functions. */
+typedef int (*sg_host_fn)(void *user_data);
+
+typedef struct sg_host_desc {
+  sg_host_fn fn;
+  void *user_data;
+  const char *name;
+} sg_host_desc;
+
+/* ---- stream functions -------------------------------------------------- */
+/* Enqueues work (a cuBLAS or cuFFT call, say) on `cuda_stream` (a cudaStream_t).
+ * In streams mode it is called at every launch; in graph mode it is called
+ * once, while its work is captured into a child graph that is replayed.
+ * Returns 0 on success; any other value fails the launch (SG_ERR_CALLBACK). */
+typedef int (*sg_stream_fn)(void *cuda_stream, void *user_data);
+
+typedef struct sg_stream_fn_desc {
+  sg_stream_fn fn;
+  void *user_data;
+  /* Called once, when the last graph or executable holding this node is gone,
+   * so that what the captured work refers to (a cuBLAS workspace, say) lives
+   * exactly as long as anything can still replay it. May be NULL. */
+  void (*release)(void *user_data);
+  /* The host backend runs this instead (same contract as sg_host_fn); NULL
+   * makes the node unusable on the host backend (SG_ERR_NO_HOST_TWIN). */
+  sg_host_fn host_twin;
+  const char *name;
+} sg_stream_fn_desc;
+
+/* ---- graph ------------------------------------------------------------- */
+SG_API sg_status sg_graph_create(sg_graph **out);
+/* Destroys the graph. Executables made from it are unaffected. */
+SG_API sg_status sg_graph_destroy(sg_graph *graph);
+
+SG_API sg_status sg_graph_add_copy(sg_graph *graph, const sg_copy_desc *desc,
+                                   const sg_node *deps, size_t dep_count, sg_node *out);
+SG_API sg_status sg_graph_add_kernel(sg_graph *graph, const sg_kernel_desc *desc,
+                                     const sg_node *deps, size_t dep_count, sg_node *out);
+SG_API sg_status sg_graph_add_memset(sg_graph *graph, const sg_memset_desc *desc,
+                                     const sg_node *deps, size_t dep_count, sg_node *out);
+SG_API sg_status sg_graph_add_host(sg_graph *graph, const sg_host_desc *desc,
+                                   const sg_node *deps, size_t dep_count, sg_node *out);
+SG_API sg_status sg_graph_add_stream_fn(sg_graph *graph, const sg_stream_fn_desc *desc,
+                                        const sg_node *deps, size_t dep_count, sg_node *out);
+/* A join point that does nothing; `name` may be NULL. */
+SG_API sg_status sg_graph_add_empty(sg_graph *graph, const char *name,
+                                    const sg_node *deps, size_t dep_count, sg_node *out);
+
+/* `to` starts after `from` finishes. Adding an edge that exists is accepted
+ * and changes nothing. A self-edge is SG_ERR_SELF_EDGE. */
+SG_API sg_status sg_graph_add_edge(sg_graph *graph, sg_node from, sg_node to);
+
+/* Replace a node's parameters in the graph (same kind of node). Executables
+ * already made are not affected; see sg_exec_update and sg_exec_set_*. */
+SG_API sg_status sg_graph_set_kernel(sg_graph *graph, sg_node node, const sg_kernel_desc *desc);
+SG_API sg_status sg_graph_set_copy(sg_graph *graph, sg_node node, const sg_copy_desc *desc);
+SG_API sg_status sg_graph_set_memset(sg_graph *graph, sg_node node, const sg_memset_desc *desc);
+SG_API sg_status sg_graph_set_host(sg_graph *graph, sg_node node, const sg_host_desc *desc);
+
+SG_API sg_status sg_graph_node_count(const sg_graph *graph, size_t *count);
+/* Distinct edges (duplicates are stored once). */
+SG_API sg_status sg_graph_edge_count(const sg_graph *graph, size_t *count);
+/* The node's name, or NULL when it has none. */
+SG_API sg_status sg_graph_node_name(const sg_graph *graph, sg_node node, const char **name);
+/* The node with the given index. */
+SG_API sg_status sg_graph_node_at(const sg_graph *graph, uint32_t index, sg_node *node);
+
+/* Checks the whole graph (today: that it has no cycle; SG_ERR_CYCLE lists one). */
+SG_API sg_status sg_graph_validate(const sg_graph *graph);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,62 @@
+/*
+ * streamgraph/memory.h - device and pinned memory that every backend
+ * understands, and what the library knows about a pointer.
+ *
+ * sg_mem_alloc gives memory for a backend: on the CUDA backend real device
+ * memory (cudaMalloc) or pinned host memory (cudaHostAlloc); on the host
+ * backend, aligned host memory that the library remembers as "device" or
+ * "pinned", so that copy directions are checked the same way everywhere and
+ * the host backend is a faithful stand-in for the GPU.
+ */
+#ifndef STREAMGRAPH_MEMORY_H
+#define STREAMGRAPH_MEMORY_H
+
+#include <stddef.h>
+
+#include "status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum sg_backend {
+  SG_BACKEND_AUTO = 0,       /* CUDA when built in and a device is present, else host */
+  SG_BACKEND_CUDA,
+  SG_BACKEND_HOST
+} sg_backend;
+
+typedef enum sg_memory_kind {
+  SG_MEMORY_HOST_PAGEABLE = 0, /* ordinary host memory (anything the library does not know) */
+  SG_MEMORY_HOST_PINNED,       /* page-locked host memory: cudaHostAlloc'ed or registered */
+  SG_MEMORY_DEVICE,            /* CUDA device memory */
+  SG_MEMORY_MANAGED,           /* CUDA managed memory */
+  SG_MEMORY_HOST_DEVICE        /* "device" memory of the host backend (sg_mem_alloc, SG_BACKEND_HOST) */
+} sg_memory_kind;
+
+/* The backend SG_BACKEND_AUTO resolves to in this process: SG_BACKEND_CUDA
+ * when the CUDA backend is built and at least one device is present. The
+ * environment variable SG_BACKEND=host forces the host backend. */
+SG_API sg_backend sg_backend_resolve(sg_backend requested);
+
+/* Number of CUDA devices (0 when CUDA is not built in or no device works). */
+SG_API int sg_cuda_device_count(void);
+
+/* Allocates `bytes` (> 0) of `kind` memory (SG_MEMORY_DEVICE or
+ * SG_MEMORY_HOST_PINNED) for `backend` on `device` (ignored by the host
+ * backend). The memory is not initialised. Free with sg_mem_free. */
+SG_API sg_status sg_mem_alloc(sg_backend backend, sg_memory_kind kind, int device,
+                              size_t bytes, void **out);
+/* Frees memory from sg_mem_alloc; NULL is accepted. */
+SG_API sg_status sg_mem_free(void *ptr);
+
+/* What the library knows of the memory at `ptr`. */
+SG_API sg_status sg_mem_kind(const void *ptr, sg_memory_kind *kind);
+
+/* Copies between any memory sg_mem_alloc made and host memory, synchronously:
+ * a convenience for filling inputs and reading results. */
+SG_API sg_status sg_mem_copy(void *dst, const void *src, size_t bytes);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,24 @@
+/*
+ * streamgraph.h - everything: include this one header.
+ *
+ * streamgraph schedules GPU work. Describe it once as a DAG of copy and kernel
+ * nodes (graph.h); turn the graph into an executable (exec.h) that runs it on
+ * several CUDA streams, as one CUDA Graph, or on host threads; inspect the
+ * plan (plan.h); stage pageable copies through pinned memory (staging.h);
+ * run it over a stream of batches (pipeline.h).
+ */
+#ifndef STREAMGRAPH_H
+#define STREAMGRAPH_H
+
+#define SG_VERSION_MAJOR 0
+#define SG_VERSION_MINOR 1
+#define SG_VERSION_PATCH 0
+
+#include "status.h"
+#include "memory.h"
+#include "graph.h"
+#include "plan.h"
+#include "staging.h"
+#include "exec.h"
+
+#endif

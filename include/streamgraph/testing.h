@@ -1,0 +1,37 @@
+/*
+ * streamgraph/testing.h - fault injection, for tests.
+ *
+ * Every allocation, every thread/mutex/condition creation and every CUDA call
+ * the library makes goes through a thin wrapper that can be told to fail.
+ * A test arms a fault at the n-th wrapped call, runs a scenario, and checks
+ * that the failure came back as a status with nothing leaked or hung; then
+ * it moves on to n+1, until a run completes without reaching the fault.
+ */
+#ifndef STREAMGRAPH_TESTING_H
+#define STREAMGRAPH_TESTING_H
+
+#include "status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum sg_fault_kind {
+  SG_FAULT_ALLOC = 1,        /* malloc, calloc, realloc, aligned allocations */
+  SG_FAULT_SYSTEM = 2,       /* pthread_create, mutex/condition init, other OS calls */
+  SG_FAULT_CUDA = 4,         /* CUDA runtime calls */
+  SG_FAULT_ALL = 7
+} sg_fault_kind;
+
+/* Makes the nth (1-based) wrapped call of the given kinds fail, counting from
+ * now, once. nth == 0 disarms. Process-wide. */
+SG_API void sg_fault_arm(unsigned kinds, unsigned long nth);
+/* 1 if the armed fault has been delivered since sg_fault_arm. */
+SG_API int sg_fault_fired(void);
+/* Allocations made through the library's wrapper and not yet freed. */
+SG_API long sg_live_allocations(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

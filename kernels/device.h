@@ -1,0 +1,12 @@
+/* The __global__ functions of the ready-made kernels (NULL without CUDA). */
+#ifndef SG_KERNELS_DEVICE_H
+#define SG_KERNELS_DEVICE_H
+
+const void *sg__kernel_empty(void);
+const void *sg__kernel_fill_u32(void);
+const void *sg__kernel_axpy_f32(void);
+const void *sg__kernel_mix_u32(void);
+const void *sg__kernel_work_u32(void);
+const void *sg__kernel_spin(void);
+
+#endif

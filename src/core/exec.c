@@ -1,0 +1,236 @@
+/* Executables: the backend-independent front end (creation, launch, wait,
+ * parameter updates, statistics, failure state). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/cuda_hooks.h"
+#include "core/exec_internal.h"
+#include "core/graph_internal.h"
+#include "core/handles.h"
+#include "core/sys.h"
+#include "plan/plan.h"
+
+void sg_exec_options_init(sg_exec_options *opts) {
+  if (!opts) return;
+  memset(opts, 0, sizeof *opts);
+  opts->backend = SG_BACKEND_AUTO;
+  opts->mode = SG_MODE_STREAMS;
+  opts->build = SG_BUILD_EXPLICIT;
+  opts->staging.policy = SG_STAGING_AUTO;
+}
+
+static sg_status check_options(const sg_exec_options *o, const char *fn) {
+  if ((unsigned)o->backend > SG_BACKEND_HOST)
+    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: backend %d is not an sg_backend", fn,
+                    (int)o->backend);
+  if ((unsigned)o->mode > SG_MODE_GRAPH)
+    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: mode %d is not an sg_exec_mode", fn,
+                    (int)o->mode);
+  if ((unsigned)o->build > SG_BUILD_CAPTURE)
+    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: build %d is not an sg_graph_build", fn,
+                    (int)o->build);
+  if ((unsigned)o->staging.policy > SG_STAGING_NONE)
+    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: staging policy %d is not an sg_staging_policy",
+                    fn, (int)o->staging.policy);
+  if (o->device < 0)
+    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: device %d is negative", fn, o->device);
+  return SG_OK;
+}
+
+/* The backend that will run the executable, or why none can. */
+static sg_status pick_backend(sg_exec_options *o, const char *fn) {
+  o->backend = sg_backend_resolve(o->backend);
+  if (o->backend == SG_BACKEND_HOST) return SG_OK;
+  if (!sg__cuda_backend())
+    return sg__fail(SG_ERR_BACKEND_UNAVAILABLE,
+                    "%s: the CUDA backend was asked for, but this build has no CUDA support", fn);
+  int devices = sg__cuda_device_count();
+  if (devices == 0)
+    return sg__fail(SG_ERR_BACKEND_UNAVAILABLE,
+                    "%s: the CUDA backend was asked for, but no CUDA device is present", fn);
+  if (o->device >= devices)
+    return sg__fail(SG_ERR_BACKEND_UNAVAILABLE, "%s: device %d asked for; %d device(s) present",
+                    fn, o->device, devices);
+  return SG_OK;
+}
+
+/* Snapshot, check and plan `graph` into *snap / *plan (both freed on failure). */
+static sg_status plan_graph(const sg_graph *graph, unsigned max_streams, const char *fn,
+                            sg__snapshot *snap, sg_plan **plan) {
+  if (sg__graph_snapshot(graph, snap))
+    return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory copying the graph", fn);
+  sg_status st = sg__snapshot_check_acyclic(snap, fn);
+  if (!st) st = sg__plan_build(snap, max_streams, 1, plan);
+  if (st) sg__snapshot_free(snap);
+  return st;
+}
+
+sg_status sg_exec_create(const sg_graph *graph, const sg_exec_options *opts, sg_exec **out) {
+  if (!out) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: out is NULL", __func__);
+  *out = NULL;
+  sg_status st = sg__handle_check(graph, SG__HANDLE_GRAPH, __func__, "graph");
+  if (st) return st;
+  sg_exec_options o;
+  if (opts) o = *opts; else sg_exec_options_init(&o);
+  if ((st = check_options(&o, __func__)) || (st = pick_backend(&o, __func__))) return st;
+  if (o.max_streams == 0) o.max_streams = sg__default_max_streams();
+
+  sg_exec *e = sg__calloc(1, sizeof *e);
+  if (!e) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", __func__);
+  e->options = o;
+  e->ops = o.backend == SG_BACKEND_HOST ? sg__host_backend() : sg__cuda_backend();
+  e->update_serial = graph->serial;
+  if (sg__mutex_init(&e->lock)) {
+    sg__free(e);
+    return sg__fail(SG_ERR_SYSTEM, "%s: cannot create a mutex", __func__);
+  }
+  st = plan_graph(graph, o.max_streams, __func__, &e->snap, &e->plan);
+  if (st) goto fail_lock;
+  if ((st = e->ops->create(e))) goto fail_plan;
+  if ((st = sg__handle_register(e, SG__HANDLE_EXEC))) goto fail_backend;
+  *out = e;
+  return SG_OK;
+
+fail_backend:
+  e->ops->destroy(e);
+fail_plan:
+  sg__plan_free(e->plan);
+  sg__snapshot_free(&e->snap);
+fail_lock:
+  sg__mutex_destroy(&e->lock);
+  sg__free(e);
+  return st;
+}
+
+sg_status sg_exec_destroy(sg_exec *exec) {
+  sg_status st = sg__handle_check(exec, SG__HANDLE_EXEC, __func__, "exec");
+  if (st) return st;
+  sg__handle_unregister(exec);
+  exec->ops->wait(exec);
+  exec->ops->destroy(exec);
+  sg__plan_free(exec->plan);
+  sg__snapshot_free(&exec->snap);
+  sg__mutex_destroy(&exec->lock);
+  sg__free(exec);
+  return SG_OK;
+}
+
+/* ---- failure state ----------------------------------------------------- */
+
+void sg__exec_fail(sg_exec *exec, sg_status status, const char *fmt, ...) {
+  sg__mutex_lock(&exec->lock);
+  if (!exec->failed) {
+    exec->failed = 1;
+    exec->fail_status = status;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(exec->fail_message, sizeof exec->fail_message, fmt, ap);
+    va_end(ap);
+  }
+  sg__mutex_unlock(&exec->lock);
+}
+
+int sg__exec_has_failed(sg_exec *exec) {
+  sg__mutex_lock(&exec->lock);
+  int failed = exec->failed;
+  sg__mutex_unlock(&exec->lock);
+  return failed;
+}
+
+void sg__exec_count_copies(sg_exec *exec, uint64_t staged, uint64_t registered) {
+  sg__mutex_lock(&exec->lock);
+  exec->stats.staged_copies += staged;
+  exec->stats.registered_copies += registered;
+  sg__mutex_unlock(&exec->lock);
+}
+
+/* The recorded failure as this thread's error, or SG_OK. */
+static sg_status report_failure(sg_exec *exec) {
+  sg__mutex_lock(&exec->lock);
+  sg_status st = exec->failed ? exec->fail_status : SG_OK;
+  if (st) sg__fail(st, "%s", exec->fail_message);
+  sg__mutex_unlock(&exec->lock);
+  return st;
+}
+
+const struct sg__schedule *sg__exec_schedule(const sg_exec *exec) {
+  return sg__plan_schedule(exec->plan);
+}
+
+/* ---- launching --------------------------------------------------------- */
+
+sg_status sg_exec_launch(sg_exec *exec, void *cuda_stream) {
+  sg_status st = sg__handle_check(exec, SG__HANDLE_EXEC, __func__, "exec");
+  if (st) return st;
+  if (sg__exec_has_failed(exec)) {
+    sg__mutex_lock(&exec->lock);
+    st = sg__fail(SG_ERR_EXEC_FAILED, "%s: refused: an earlier launch failed (%s: %s)", __func__,
+                  sg_status_name(exec->fail_status), exec->fail_message);
+    sg__mutex_unlock(&exec->lock);
+    return st;
+  }
+  if (cuda_stream && exec->options.backend == SG_BACKEND_HOST)
+    return sg__fail(SG_ERR_INVALID_ARGUMENT,
+                    "%s: the host backend cannot order a launch after a CUDA stream; pass NULL",
+                    __func__);
+  st = exec->ops->launch(exec, cuda_stream);
+  if (st) return st;
+  sg__mutex_lock(&exec->lock);
+  exec->stats.launches++;
+  sg__mutex_unlock(&exec->lock);
+  return SG_OK;
+}
+
+sg_status sg_exec_wait(sg_exec *exec) {
+  sg_status st = sg__handle_check(exec, SG__HANDLE_EXEC, __func__, "exec");
+  if (st) return st;
+  st = exec->ops->wait(exec);
+  sg_status failure = report_failure(exec);
+  return failure ? failure : st;
+}
+
+sg_status sg_exec_query(sg_exec *exec) {
+  sg_status st = sg__handle_check(exec, SG__HANDLE_EXEC, __func__, "exec");
+  if (st) return st;
+  st = exec->ops->query(exec);
+  if (st == SG_NOT_READY) return st;
+  sg_status failure = report_failure(exec);
+  return failure ? failure : st;
+}
+
+/* ---- inspection -------------------------------------------------------- */
+
+sg_status sg_exec_get_info(const sg_exec *exec, sg_exec_info *info) {
+  sg_status st = sg__handle_check(exec, SG__HANDLE_EXEC, __func__, "exec");
+  if (st) return st;
+  if (!info) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: info is NULL", __func__);
+  const sg__schedule *s = sg__plan_schedule(exec->plan);
+  info->backend = exec->options.backend;
+  info->mode = exec->options.mode;
+  info->build = exec->options.build;
+  info->device = exec->options.device;
+  info->node_count = exec->snap.node_count;
+  info->stream_count = s->stream_count;
+  info->event_count = s->event_count;
+  return SG_OK;
+}
+
+sg_status sg_exec_get_stats(const sg_exec *exec, sg_exec_stats *stats) {
+  sg_status st = sg__handle_check(exec, SG__HANDLE_EXEC, __func__, "exec");
+  if (st) return st;
+  if (!stats) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: stats is NULL", __func__);
+  sg_exec *e = (sg_exec *)exec; /* the lock is not part of the logical state */
+  sg__mutex_lock(&e->lock);
+  *stats = e->stats;
+  sg__mutex_unlock(&e->lock);
+  return SG_OK;
+}
+
+sg_status sg_exec_get_plan(const sg_exec *exec, const sg_plan **plan) {
+  sg_status st = sg__handle_check(exec, SG__HANDLE_EXEC, __func__, "exec");
+  if (st) return st;
+  if (!plan) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: plan is NULL", __func__);
+  *plan = exec->plan;
+  return SG_OK;
+}

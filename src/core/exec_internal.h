@@ -1,0 +1,71 @@
+/* Internal: the executable object and the interface every backend fills. */
+#ifndef SG_CORE_EXEC_INTERNAL_H
+#define SG_CORE_EXEC_INTERNAL_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "core/error.h"
+#include "core/snapshot.h"
+#include "streamgraph/exec.h"
+
+struct sg__schedule;
+
+/* A backend replays the executable's schedule. The core validates
+ * arguments, keeps the snapshot, plan, statistics and failure state, and
+ * calls these. Each returns SG_OK or an error with its message set. */
+typedef struct sg__backend_ops {
+  const char *name;
+  /* Checks the snapshot can run here (host twins, pointers) and builds the
+   * backend's state in exec->backend. On failure frees what it took. */
+  sg_status (*create)(sg_exec *exec);
+  /* Frees the backend's state. Called with nothing in flight. */
+  void (*destroy)(sg_exec *exec);
+  /* Enqueues one launch (the core has checked the executable is not failed). */
+  sg_status (*launch)(sg_exec *exec, void *cuda_stream);
+  /* Blocks until every launch so far is done. Failures of the launches are
+   * reported through sg__exec_fail, not through this status, which is for
+   * the wait itself. */
+  sg_status (*wait)(sg_exec *exec);
+  /* SG_OK when idle, SG_NOT_READY while launches run. */
+  sg_status (*query)(sg_exec *exec);
+  /* Node `index` gets the parameters of `fresh` (same kind, validated) for
+   * the launches that follow. The backend applies what it must and sets
+   * *in_place when it changed an instantiated CUDA graph in place; the core
+   * then moves `fresh` into the snapshot. */
+  sg_status (*update_node)(sg_exec *exec, uint32_t index, const sg__node *fresh, int *in_place);
+  /* Called idle, on an executable created with options.trace: fills one
+   * start/end pair per node (indexed by node) for the last launch. NULL when
+   * the backend cannot trace. */
+  sg_status (*get_trace)(sg_exec *exec, uint64_t *start_ns, uint64_t *end_ns);
+} sg__backend_ops;
+
+struct sg_exec {
+  sg_exec_options options;     /* as resolved: backend is CUDA or HOST, max_streams > 0 */
+  const sg__backend_ops *ops;
+  void *backend;               /* the backend's own state */
+  sg__snapshot snap;           /* the graph as it was (nodes are updated in place) */
+  sg_plan *plan;               /* owned */
+  uint32_t update_serial;      /* serial of the last graph given to sg_exec_update */
+
+  pthread_mutex_t lock;        /* guards what follows: backends' threads write it */
+  sg_exec_stats stats;
+  int failed;
+  sg_status fail_status;
+  char fail_message[SG_ERROR_MESSAGE_BYTES];
+};
+
+/* Records the first failure of a launch (later ones are dropped): the
+ * executable is failed from now on. Thread-safe; any thread may call it. */
+void sg__exec_fail(sg_exec *exec, sg_status status, const char *fmt, ...) SG_PRINTF(3, 4);
+/* 1 if a launch has failed. Thread-safe. */
+int sg__exec_has_failed(sg_exec *exec);
+/* Adds to the copy counters of the statistics. Thread-safe. */
+void sg__exec_count_copies(sg_exec *exec, uint64_t staged, uint64_t registered);
+
+const struct sg__schedule *sg__exec_schedule(const sg_exec *exec);
+
+/* The host backend. */
+const sg__backend_ops *sg__host_backend(void);
+
+#endif

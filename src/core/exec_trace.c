@@ -1,0 +1,98 @@
+/* Traces of a launch: per-node records and Chrome trace JSON. */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/exec_internal.h"
+#include "core/handles.h"
+#include "core/sys.h"
+#include "plan/schedule.h"
+
+/* Waits, then reads the backend's per-node times (caller frees both). */
+static sg_status read_times(sg_exec *exec, const char *fn, uint64_t **start, uint64_t **end) {
+  sg_status st = sg__handle_check(exec, SG__HANDLE_EXEC, fn, "exec");
+  if (st) return st;
+  if (!exec->options.trace)
+    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: the executable was created without `trace`", fn);
+  if (!exec->ops->get_trace)
+    return sg__fail(SG_ERR_UNSUPPORTED, "%s: the %s backend cannot trace in this mode", fn,
+                    exec->ops->name);
+  exec->ops->wait(exec);
+  size_t n = exec->snap.node_count ? exec->snap.node_count : 1;
+  *start = sg__calloc(n, sizeof **start);
+  *end = sg__calloc(n, sizeof **end);
+  if (!*start || !*end) {
+    sg__free(*start);
+    sg__free(*end);
+    return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+  }
+  st = exec->ops->get_trace(exec, *start, *end);
+  if (st) {
+    sg__free(*start);
+    sg__free(*end);
+  }
+  return st;
+}
+
+sg_status sg_exec_get_trace(sg_exec *exec, sg_trace_record *records, size_t capacity,
+                            size_t *count) {
+  if (!count || (capacity && !records))
+    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: %s is NULL", __func__,
+                    count ? "records" : "count");
+  uint64_t *start, *end;
+  sg_status st = read_times(exec, __func__, &start, &end);
+  if (st) return st;
+  const sg__schedule *s = sg__exec_schedule(exec);
+  for (size_t k = 0; k < s->node_count && k < capacity; k++) {
+    uint32_t n = s->order[k];
+    records[k] = (sg_trace_record){sg__node_make(exec->snap.graph_serial, n), s->stream_of[n],
+                                   start[n], end[n]};
+  }
+  *count = s->node_count;
+  sg__free(start);
+  sg__free(end);
+  return SG_OK;
+}
+
+/* Writes `text` as a JSON string body, escaping what JSON requires. */
+static void put_json_text(FILE *f, const char *text) {
+  for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+    if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
+    else if (*p < 0x20) fprintf(f, "\\u%04x", *p);
+    else fputc(*p, f);
+  }
+}
+
+sg_status sg_exec_write_trace(sg_exec *exec, const char *path) {
+  if (!path) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: path is NULL", __func__);
+  uint64_t *start, *end;
+  sg_status st = read_times(exec, __func__, &start, &end);
+  if (st) return st;
+  FILE *f = fopen(path, "w");
+  if (!f) {
+    sg__free(start);
+    sg__free(end);
+    return sg__fail(SG_ERR_SYSTEM, "%s: cannot open '%s' for writing", __func__, path);
+  }
+  const sg__schedule *s = sg__exec_schedule(exec);
+  fprintf(f, "{\"traceEvents\":[\n");
+  for (uint32_t k = 0; k < s->node_count; k++) {
+    uint32_t n = s->order[k];
+    const sg__node *node = &exec->snap.nodes[n];
+    fprintf(f, "%s{\"name\":\"", k ? ",\n" : "");
+    if (node->name) put_json_text(f, node->name); else fprintf(f, "#%u", n);
+    fprintf(f, "\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f,"
+               "\"args\":{\"node\":%u}}",
+            sg__node_kind_name(node->kind), s->stream_of[n], start[n] / 1e3,
+            (end[n] - start[n]) / 1e3, n);
+  }
+  for (uint32_t t = 0; t < s->stream_count; t++)
+    fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%u,"
+               "\"args\":{\"name\":\"stream %u\"}}", t, t);
+  fprintf(f, "\n]}\n");
+  int bad = ferror(f);
+  bad |= fclose(f) != 0;
+  sg__free(start);
+  sg__free(end);
+  if (bad) return sg__fail(SG_ERR_SYSTEM, "%s: error writing '%s'", __func__, path);
+  return SG_OK;
+}

@@ -1,0 +1,124 @@
+/* Executables: changing parameters after creation (per node, or by
+ * re-applying an edited graph), re-planning only when the topology changed. */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/exec_internal.h"
+#include "core/graph_internal.h"
+#include "core/handles.h"
+#include "core/sys.h"
+#include "plan/plan.h"
+
+/* Finds the node a handle names in the executable and checks its kind. A
+ * handle of the graph the executable was made from, or of the graph last
+ * given to sg_exec_update, is accepted. */
+static sg_status exec_target(sg_exec *exec, sg_node node, sg__node_kind kind, const char *fn,
+                             uint32_t *index, char where[SG__LABEL_BYTES + 64]) {
+  sg_status st = sg__handle_check(exec, SG__HANDLE_EXEC, fn, "exec");
+  if (st) return st;
+  uint32_t serial = (uint32_t)(node.opaque >> 32);
+  if (serial != exec->snap.graph_serial) serial = exec->update_serial;
+  st = sg__node_resolve(node, serial, exec->snap.node_count, fn, "node", index);
+  if (st) return st;
+  char label[SG__LABEL_BYTES];
+  const sg__node *n = &exec->snap.nodes[*index];
+  snprintf(where, SG__LABEL_BYTES + 64, "%s: node %s", fn, sg__node_label(n, *index, label));
+  if (n->kind != kind)
+    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s is a %s node, not a %s node", where,
+                    sg__node_kind_name(n->kind), sg__node_kind_name(kind));
+  if (sg__exec_has_failed(exec))
+    return sg__fail(SG_ERR_EXEC_FAILED, "%s: refused: an earlier launch failed", where);
+  return SG_OK;
+}
+
+/* Hands `fresh` to the backend, then moves it into the snapshot. */
+static sg_status apply(sg_exec *exec, uint32_t index, sg__node *fresh) {
+  int in_place = 0;
+  sg_status st = exec->ops->update_node(exec, index, fresh, &in_place);
+  if (st) return st;
+  sg__node_replace(&exec->snap.nodes[index], fresh);
+  sg__mutex_lock(&exec->lock);
+  exec->stats.param_updates++;
+  exec->stats.in_place_updates += in_place != 0;
+  sg__mutex_unlock(&exec->lock);
+  return SG_OK;
+}
+
+#define SET_EXEC_NODE(fn_name, desc_type, builder, kind)                                     \
+  sg_status fn_name(sg_exec *exec, sg_node node, const desc_type *desc) {                   \
+    uint32_t index;                                                                         \
+    char where[SG__LABEL_BYTES + 64];                                                       \
+    sg_status st = exec_target(exec, node, kind, #fn_name, &index, where);                  \
+    if (st) return st;                                                                      \
+    sg__node fresh;                                                                         \
+    if ((st = builder(desc, where, &fresh))) return st;                                     \
+    st = apply(exec, index, &fresh);                                                        \
+    sg__node_free(&fresh);                                                                  \
+    return st;                                                                              \
+  }
+
+SET_EXEC_NODE(sg_exec_set_kernel, sg_kernel_desc, sg__node_from_kernel, SG__NODE_KERNEL)
+SET_EXEC_NODE(sg_exec_set_copy, sg_copy_desc, sg__node_from_copy, SG__NODE_COPY)
+SET_EXEC_NODE(sg_exec_set_memset, sg_memset_desc, sg__node_from_memset, SG__NODE_MEMSET)
+SET_EXEC_NODE(sg_exec_set_host, sg_host_desc, sg__node_from_host, SG__NODE_HOST)
+
+/* Same topology: push each changed node through the backend. */
+static sg_status update_params(sg_exec *exec, sg__snapshot *fresh) {
+  for (uint32_t i = 0; i < fresh->node_count; i++) {
+    if (sg__node_params_equal(&exec->snap.nodes[i], &fresh->nodes[i])) continue;
+    sg_status st = apply(exec, i, &fresh->nodes[i]);
+    if (st) return st;
+  }
+  return SG_OK;
+}
+
+/* New topology: re-plan and rebuild the backend's state. If the rebuild
+ * fails the executable is left failed (it has no runnable state). */
+static sg_status rebuild(sg_exec *exec, sg__snapshot *fresh, const char *fn) {
+  sg_plan *plan;
+  sg_status st = sg__plan_build(fresh, exec->options.max_streams, 1, &plan);
+  if (st) return st;
+  exec->ops->wait(exec);
+  exec->ops->destroy(exec);
+  exec->backend = NULL;
+  sg__plan_free(exec->plan);
+  sg__snapshot_free(&exec->snap);
+  exec->snap = *fresh;
+  memset(fresh, 0, sizeof *fresh);
+  exec->plan = plan;
+  st = exec->ops->create(exec);
+  if (st) {
+    sg__exec_fail(exec, st, "%s: rebuilding after a topology change failed: %s", fn,
+                  sg_last_error());
+    return st;
+  }
+  sg__mutex_lock(&exec->lock);
+  exec->stats.rebuilds++;
+  sg__mutex_unlock(&exec->lock);
+  return SG_OK;
+}
+
+sg_status sg_exec_update(sg_exec *exec, const sg_graph *graph) {
+  sg_status st = sg__handle_check(exec, SG__HANDLE_EXEC, __func__, "exec");
+  if (!st) st = sg__handle_check(graph, SG__HANDLE_GRAPH, __func__, "graph");
+  if (st) return st;
+  if (sg__exec_has_failed(exec))
+    return sg__fail(SG_ERR_EXEC_FAILED, "%s: refused: an earlier launch failed", __func__);
+  sg__snapshot fresh;
+  if (sg__graph_snapshot(graph, &fresh))
+    return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory copying the graph", __func__);
+  st = sg__snapshot_check_acyclic(&fresh, __func__);
+  if (!st) {
+    uint32_t original_serial = exec->snap.graph_serial;
+    if (sg__snapshot_same_topology(&exec->snap, &fresh)) {
+      st = update_params(exec, &fresh);
+    } else {
+      st = rebuild(exec, &fresh, __func__);
+      /* Handles of the first graph stay valid for the executable. */
+      exec->snap.graph_serial = original_serial;
+    }
+  }
+  if (!st) exec->update_serial = graph->serial;
+  sg__snapshot_free(&fresh);
+  return st;
+}

@@ -1,0 +1,231 @@
+/* Graphs: creating, adding nodes and edges, editing parameters, queries. */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/graph_internal.h"
+#include "core/handles.h"
+#include "core/snapshot.h"
+#include "core/sys.h"
+
+#define MAX_NODES (UINT32_MAX / 4)
+
+static atomic_uint next_serial = 1;
+
+sg_status sg_graph_create(sg_graph **out) {
+  if (!out) return sg__fail(SG_ERR_INVALID_ARGUMENT, "sg_graph_create: out is NULL");
+  *out = NULL;
+  sg_graph *g = sg__calloc(1, sizeof *g);
+  if (!g) return sg__fail(SG_ERR_OUT_OF_MEMORY, "sg_graph_create: out of memory");
+  unsigned serial;
+  do serial = atomic_fetch_add(&next_serial, 1); while (serial == 0); /* 0 means "no node" */
+  g->serial = serial;
+  sg_status st = sg__handle_register(g, SG__HANDLE_GRAPH);
+  if (st) {
+    sg__free(g);
+    return st;
+  }
+  *out = g;
+  return SG_OK;
+}
+
+sg_status sg_graph_destroy(sg_graph *graph) {
+  sg_status st = sg__handle_check(graph, SG__HANDLE_GRAPH, __func__, "graph");
+  if (st) return st;
+  sg__handle_unregister(graph);
+  for (uint32_t i = 0; i < graph->node_count; i++) sg__node_free(&graph->nodes[i]);
+  sg__free(graph->nodes);
+  sg__edge_set_free(&graph->edges);
+  sg__free(graph);
+  return SG_OK;
+}
+
+/* Checks every dependency handle; the error names the dependency's position. */
+static sg_status check_deps(const sg_graph *g, const sg_node *deps, size_t dep_count,
+                            const char *fn) {
+  if (dep_count && !deps)
+    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: dep_count is %zu but deps is NULL", fn,
+                    dep_count);
+  if (dep_count > MAX_NODES)
+    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: dep_count %zu is too large", fn, dep_count);
+  for (size_t i = 0; i < dep_count; i++) {
+    char what[32];
+    snprintf(what, sizeof what, "deps[%zu]", i);
+    uint32_t index;
+    sg_status st = sg__node_resolve(deps[i], g->serial, g->node_count, fn, what, &index);
+    if (st) return st;
+  }
+  return SG_OK;
+}
+
+/* Appends a validated node and its dependency edges, all or nothing. */
+static sg_status append_node(sg_graph *g, sg__node *node, const sg_node *deps, size_t dep_count,
+                             sg_node *out, const char *fn) {
+  if (g->node_count >= MAX_NODES) {
+    sg__node_free(node);
+    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: the graph already has %u nodes", fn,
+                    g->node_count);
+  }
+  if (g->node_count == g->node_capacity) {
+    uint32_t cap = g->node_capacity ? g->node_capacity * 2 : 16;
+    sg__node *nodes = sg__realloc_array(g->nodes, cap, sizeof *nodes);
+    if (!nodes) goto oom;
+    g->nodes = nodes;
+    g->node_capacity = cap;
+  }
+  if (sg__edge_set_reserve(&g->edges, (uint32_t)dep_count)) goto oom;
+  uint32_t index = g->node_count++;
+  g->nodes[index] = *node;
+  for (size_t i = 0; i < dep_count; i++) {
+    int added;
+    sg__edge_set_add(&g->edges, sg_node_index(deps[i]), index, &added); /* reserved: cannot fail */
+  }
+  if (out) *out = sg__node_make(g->serial, index);
+  return SG_OK;
+oom:
+  sg__node_free(node);
+  return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+}
+
+/* "sg_graph_add_kernel: kernel 'name'" or "sg_graph_add_kernel: kernel #7". */
+static void describe_new(char *buf, size_t cap, const char *fn, const char *kind,
+                         const char *name, uint32_t index) {
+  if (name)
+    snprintf(buf, cap, "%s: %s '%.*s'", fn, kind, 64, name);
+  else
+    snprintf(buf, cap, "%s: %s #%u", fn, kind, index);
+}
+
+#define ADD_NODE(fn_name, desc_type, builder, kind_text)                                     \
+  sg_status fn_name(sg_graph *graph, const desc_type *desc, const sg_node *deps,            \
+                    size_t dep_count, sg_node *out) {                                       \
+    sg_status st = sg__handle_check(graph, SG__HANDLE_GRAPH, #fn_name, "graph");            \
+    if (!st) st = check_deps(graph, deps, dep_count, #fn_name);                            \
+    if (st) return st;                                                                      \
+    char where[128];                                                                        \
+    describe_new(where, sizeof where, #fn_name, kind_text, desc ? desc->name : NULL,        \
+                 graph->node_count);                                                        \
+    sg__node node;                                                                          \
+    st = builder(desc, where, &node);                                                       \
+    if (st) return st;                                                                      \
+    return append_node(graph, &node, deps, dep_count, out, #fn_name);                       \
+  }
+
+ADD_NODE(sg_graph_add_copy, sg_copy_desc, sg__node_from_copy, "copy")
+ADD_NODE(sg_graph_add_kernel, sg_kernel_desc, sg__node_from_kernel, "kernel")
+ADD_NODE(sg_graph_add_memset, sg_memset_desc, sg__node_from_memset, "memset")
+ADD_NODE(sg_graph_add_host, sg_host_desc, sg__node_from_host, "host")
+ADD_NODE(sg_graph_add_stream_fn, sg_stream_fn_desc, sg__node_from_stream_fn, "stream-fn")
+
+sg_status sg_graph_add_empty(sg_graph *graph, const char *name, const sg_node *deps,
+                             size_t dep_count, sg_node *out) {
+  sg_status st = sg__handle_check(graph, SG__HANDLE_GRAPH, __func__, "graph");
+  if (!st) st = check_deps(graph, deps, dep_count, __func__);
+  if (st) return st;
+  char where[128];
+  describe_new(where, sizeof where, __func__, "empty", name, graph->node_count);
+  sg__node node;
+  st = sg__node_empty(name, where, &node);
+  if (st) return st;
+  return append_node(graph, &node, deps, dep_count, out, __func__);
+}
+
+sg_status sg_graph_add_edge(sg_graph *graph, sg_node from, sg_node to) {
+  sg_status st = sg__handle_check(graph, SG__HANDLE_GRAPH, __func__, "graph");
+  uint32_t f = 0, t = 0;
+  if (!st) st = sg__node_resolve(from, graph->serial, graph->node_count, __func__, "from", &f);
+  if (!st) st = sg__node_resolve(to, graph->serial, graph->node_count, __func__, "to", &t);
+  if (st) return st;
+  if (f == t) {
+    char label[SG__LABEL_BYTES];
+    return sg__fail(SG_ERR_SELF_EDGE, "%s: edge from node %s to itself", __func__,
+                    sg__node_label(&graph->nodes[f], f, label));
+  }
+  int added;
+  if (sg__edge_set_add(&graph->edges, f, t, &added))
+    return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", __func__);
+  return SG_OK;
+}
+
+/* Resolves `node` for an edit and checks it is of `kind`. */
+static sg_status edit_target(sg_graph *graph, sg_node node, sg__node_kind kind, const char *fn,
+                             uint32_t *index, char where[SG__LABEL_BYTES + 64]) {
+  sg_status st = sg__handle_check(graph, SG__HANDLE_GRAPH, fn, "graph");
+  if (!st) st = sg__node_resolve(node, graph->serial, graph->node_count, fn, "node", index);
+  if (st) return st;
+  char label[SG__LABEL_BYTES];
+  const sg__node *n = &graph->nodes[*index];
+  snprintf(where, SG__LABEL_BYTES + 64, "%s: node %s", fn, sg__node_label(n, *index, label));
+  if (n->kind != kind)
+    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s is a %s node, not a %s node", where,
+                    sg__node_kind_name(n->kind), sg__node_kind_name(kind));
+  return SG_OK;
+}
+
+#define SET_NODE(fn_name, desc_type, builder, kind)                                          \
+  sg_status fn_name(sg_graph *graph, sg_node node, const desc_type *desc) {                 \
+    uint32_t index;                                                                         \
+    char where[SG__LABEL_BYTES + 64];                                                       \
+    sg_status st = edit_target(graph, node, kind, #fn_name, &index, where);                 \
+    if (st) return st;                                                                      \
+    sg__node fresh;                                                                         \
+    st = builder(desc, where, &fresh);                                                      \
+    if (st) return st;                                                                      \
+    sg__node_replace(&graph->nodes[index], &fresh);                                         \
+    sg__node_free(&fresh);                                                                  \
+    return SG_OK;                                                                           \
+  }
+
+SET_NODE(sg_graph_set_kernel, sg_kernel_desc, sg__node_from_kernel, SG__NODE_KERNEL)
+SET_NODE(sg_graph_set_copy, sg_copy_desc, sg__node_from_copy, SG__NODE_COPY)
+SET_NODE(sg_graph_set_memset, sg_memset_desc, sg__node_from_memset, SG__NODE_MEMSET)
+SET_NODE(sg_graph_set_host, sg_host_desc, sg__node_from_host, SG__NODE_HOST)
+
+sg_status sg_graph_node_count(const sg_graph *graph, size_t *count) {
+  sg_status st = sg__handle_check(graph, SG__HANDLE_GRAPH, __func__, "graph");
+  if (st) return st;
+  if (!count) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: count is NULL", __func__);
+  *count = graph->node_count;
+  return SG_OK;
+}
+
+sg_status sg_graph_edge_count(const sg_graph *graph, size_t *count) {
+  sg_status st = sg__handle_check(graph, SG__HANDLE_GRAPH, __func__, "graph");
+  if (st) return st;
+  if (!count) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: count is NULL", __func__);
+  *count = graph->edges.count;
+  return SG_OK;
+}
+
+sg_status sg_graph_node_name(const sg_graph *graph, sg_node node, const char **name) {
+  uint32_t index;
+  sg_status st = sg__handle_check(graph, SG__HANDLE_GRAPH, __func__, "graph");
+  if (!st) st = sg__node_resolve(node, graph->serial, graph->node_count, __func__, "node", &index);
+  if (st) return st;
+  if (!name) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: name is NULL", __func__);
+  *name = graph->nodes[index].name;
+  return SG_OK;
+}
+
+sg_status sg_graph_node_at(const sg_graph *graph, uint32_t index, sg_node *node) {
+  sg_status st = sg__handle_check(graph, SG__HANDLE_GRAPH, __func__, "graph");
+  if (st) return st;
+  if (!node) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: node is NULL", __func__);
+  if (index >= graph->node_count)
+    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: index %u out of range (graph has %u nodes)",
+                    __func__, index, graph->node_count);
+  *node = sg__node_make(graph->serial, index);
+  return SG_OK;
+}
+
+sg_status sg_graph_validate(const sg_graph *graph) {
+  sg_status st = sg__handle_check(graph, SG__HANDLE_GRAPH, __func__, "graph");
+  if (st) return st;
+  sg__snapshot snap;
+  st = sg__graph_snapshot_shallow(graph, &snap);
+  if (st) return sg__fail(st, "%s: out of memory", __func__);
+  st = sg__snapshot_check_acyclic(&snap, __func__);
+  sg__snapshot_free(&snap);
+  return st;
+}

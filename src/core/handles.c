@@ -1,0 +1,109 @@
+/* The registry of live handles: an open-addressing hash set keyed by address
+ * (linear probing, backward-shift deletion), guarded by one mutex. */
+#include "core/handles.h"
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "core/error.h"
+#include "core/sys.h"
+
+typedef struct slot {
+  const void *handle; /* NULL: empty */
+  sg__handle_type type;
+} slot;
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static slot *slots;
+static size_t capacity; /* a power of two, or 0 */
+static size_t used;
+
+static size_t home_of(const void *handle, size_t cap) {
+  uint64_t h = (uint64_t)(uintptr_t)handle;
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  return (size_t)h & (cap - 1);
+}
+
+static void insert(slot *table, size_t cap, const void *handle, sg__handle_type type) {
+  size_t i = home_of(handle, cap);
+  while (table[i].handle) i = (i + 1) & (cap - 1);
+  table[i].handle = handle;
+  table[i].type = type;
+}
+
+static int grow(void) {
+  size_t new_cap = capacity ? capacity * 2 : 64;
+  slot *table = sg__calloc(new_cap, sizeof *table);
+  if (!table) return 0;
+  for (size_t i = 0; i < capacity; i++)
+    if (slots[i].handle) insert(table, new_cap, slots[i].handle, slots[i].type);
+  sg__free(slots);
+  slots = table;
+  capacity = new_cap;
+  return 1;
+}
+
+static long find(const void *handle) {
+  if (!capacity) return -1;
+  for (size_t i = home_of(handle, capacity);; i = (i + 1) & (capacity - 1)) {
+    if (!slots[i].handle) return -1;
+    if (slots[i].handle == handle) return (long)i;
+  }
+}
+
+sg_status sg__handle_register(const void *handle, sg__handle_type type) {
+  sg__mutex_lock(&registry_lock);
+  if ((used + 1) * 2 > capacity && !grow()) {
+    sg__mutex_unlock(&registry_lock);
+    return sg__fail(SG_ERR_OUT_OF_MEMORY, "out of memory registering a handle");
+  }
+  insert(slots, capacity, handle, type);
+  used++;
+  sg__mutex_unlock(&registry_lock);
+  return SG_OK;
+}
+
+void sg__handle_unregister(const void *handle) {
+  sg__mutex_lock(&registry_lock);
+  long at = find(handle);
+  if (at >= 0) {
+    /* Backward-shift deletion keeps every probe chain unbroken. */
+    size_t hole = (size_t)at;
+    for (size_t i = (hole + 1) & (capacity - 1); slots[i].handle; i = (i + 1) & (capacity - 1)) {
+      size_t home = home_of(slots[i].handle, capacity);
+      /* Move slot i into the hole unless its home lies cyclically in (hole, i]. */
+      int home_between = hole <= i ? (home > hole && home <= i) : (home > hole || home <= i);
+      if (!home_between) {
+        slots[hole] = slots[i];
+        hole = i;
+      }
+    }
+    slots[hole].handle = NULL;
+    used--;
+    if (used == 0) {
+      sg__free(slots);
+      slots = NULL;
+      capacity = 0;
+    }
+  }
+  sg__mutex_unlock(&registry_lock);
+}
+
+int sg__handle_valid(const void *handle, sg__handle_type type) {
+  sg__mutex_lock(&registry_lock);
+  long at = find(handle);
+  int ok = at >= 0 && slots[at].type == type;
+  sg__mutex_unlock(&registry_lock);
+  return ok;
+}
+
+sg_status sg__handle_check(const void *handle, sg__handle_type type, const char *fn,
+                           const char *what) {
+  if (!handle) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn, what);
+  if (!sg__handle_valid(handle, type))
+    return sg__fail(SG_ERR_INVALID_HANDLE, "%s: %s %p is not a live handle of that type "
+                    "(destroyed, never created, or another kind of object)", fn, what, handle);
+  return SG_OK;
+}

@@ -1,0 +1,151 @@
+/* Memory the library allocates for a backend, and classifying pointers.
+ *
+ * Allocations are kept in an array sorted by address so that any pointer
+ * inside one (not only its base) is classified in O(log n). */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/cuda_hooks.h"
+#include "core/error.h"
+#include "core/memory_table.h"
+#include "core/sys.h"
+
+typedef struct allocation {
+  uintptr_t base;
+  size_t bytes;
+  sg_memory_kind kind;
+  int on_cuda; /* 1: the CUDA runtime's memory; 0: host memory of the host backend */
+} allocation;
+
+static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+static allocation *table;
+static size_t table_count, table_capacity;
+
+/* Index of the allocation containing p, or -1 (table_lock held). */
+static long find_containing(uintptr_t p) {
+  size_t lo = 0, hi = table_count;
+  while (lo < hi) { /* first allocation whose base is > p */
+    size_t mid = (lo + hi) / 2;
+    if (table[mid].base <= p) lo = mid + 1; else hi = mid;
+  }
+  if (lo == 0) return -1;
+  const allocation *a = &table[lo - 1];
+  return p < a->base + a->bytes ? (long)(lo - 1) : -1;
+}
+
+static sg_status table_insert(allocation a) {
+  sg__mutex_lock(&table_lock);
+  if (table_count == table_capacity) {
+    size_t cap = table_capacity ? table_capacity * 2 : 32;
+    allocation *t = sg__realloc_array(table, cap, sizeof *t);
+    if (!t) {
+      sg__mutex_unlock(&table_lock);
+      return SG_ERR_OUT_OF_MEMORY;
+    }
+    table = t;
+    table_capacity = cap;
+  }
+  size_t at = 0;
+  while (at < table_count && table[at].base < a.base) at++;
+  memmove(&table[at + 1], &table[at], (table_count - at) * sizeof *table);
+  table[at] = a;
+  table_count++;
+  sg__mutex_unlock(&table_lock);
+  return SG_OK;
+}
+
+sg_memory_kind sg__memory_classify(const void *ptr) {
+  sg__mutex_lock(&table_lock);
+  long at = find_containing((uintptr_t)ptr);
+  int known = at >= 0;
+  sg_memory_kind kind = known ? table[at].kind : SG_MEMORY_HOST_PAGEABLE;
+  sg__mutex_unlock(&table_lock);
+  if (known) return kind;
+  return sg__cuda_device_count() > 0 ? sg__cuda_classify(ptr) : SG_MEMORY_HOST_PAGEABLE;
+}
+
+sg_backend sg_backend_resolve(sg_backend requested) {
+  if (requested != SG_BACKEND_AUTO) return requested;
+  const char *forced = getenv("SG_BACKEND");
+  if (forced && !strcmp(forced, "host")) return SG_BACKEND_HOST;
+  return sg__cuda_device_count() > 0 ? SG_BACKEND_CUDA : SG_BACKEND_HOST;
+}
+
+int sg_cuda_device_count(void) { return sg__cuda_device_count(); }
+
+sg_status sg_mem_alloc(sg_backend backend, sg_memory_kind kind, int device, size_t bytes,
+                       void **out) {
+  if (!out) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: out is NULL", __func__);
+  *out = NULL;
+  if (bytes == 0) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: bytes is 0", __func__);
+  if (kind != SG_MEMORY_DEVICE && kind != SG_MEMORY_HOST_PINNED)
+    return sg__fail(SG_ERR_INVALID_ARGUMENT,
+                    "%s: kind must be SG_MEMORY_DEVICE or SG_MEMORY_HOST_PINNED", __func__);
+  if ((unsigned)backend > SG_BACKEND_HOST)
+    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: backend %d is not an sg_backend", __func__,
+                    (int)backend);
+  backend = sg_backend_resolve(backend);
+  allocation a = {0, bytes, kind, backend == SG_BACKEND_CUDA};
+  void *p = NULL;
+  if (a.on_cuda) {
+    sg_status st = sg__cuda_alloc(kind, device, bytes, &p);
+    if (st) return st;
+  } else {
+    /* Host-backend memory: 256-byte aligned like cudaMalloc's, and tagged so
+     * copy directions are checked as they would be on the GPU. */
+    p = sg__aligned_alloc(256, bytes);
+    if (!p) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory for %zu bytes", __func__, bytes);
+    if (kind == SG_MEMORY_DEVICE) a.kind = SG_MEMORY_HOST_DEVICE;
+  }
+  a.base = (uintptr_t)p;
+  if (table_insert(a)) {
+    if (a.on_cuda) sg__cuda_free(kind, p); else sg__free(p);
+    return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory recording the allocation", __func__);
+  }
+  *out = p;
+  return SG_OK;
+}
+
+sg_status sg_mem_free(void *ptr) {
+  if (!ptr) return SG_OK;
+  sg__mutex_lock(&table_lock);
+  long at = find_containing((uintptr_t)ptr);
+  if (at < 0 || table[at].base != (uintptr_t)ptr) {
+    sg__mutex_unlock(&table_lock);
+    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: %p was not returned by sg_mem_alloc", __func__,
+                    ptr);
+  }
+  allocation a = table[at];
+  memmove(&table[at], &table[at + 1], (table_count - (size_t)at - 1) * sizeof *table);
+  if (--table_count == 0) {
+    sg__free(table);
+    table = NULL;
+    table_capacity = 0;
+  }
+  sg__mutex_unlock(&table_lock);
+  if (a.on_cuda) return sg__cuda_free(a.kind, ptr);
+  sg__free(ptr);
+  return SG_OK;
+}
+
+sg_status sg_mem_kind(const void *ptr, sg_memory_kind *kind) {
+  if (!ptr || !kind)
+    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: %s is NULL", __func__, ptr ? "kind" : "ptr");
+  *kind = sg__memory_classify(ptr);
+  return SG_OK;
+}
+
+sg_status sg_mem_copy(void *dst, const void *src, size_t bytes) {
+  if (!dst || !src)
+    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: %s is NULL", __func__, dst ? "src" : "dst");
+  if (bytes == 0) return SG_OK;
+  sg_memory_kind d = sg__memory_classify(dst), s = sg__memory_classify(src);
+  if (d == SG_MEMORY_DEVICE || s == SG_MEMORY_DEVICE || d == SG_MEMORY_MANAGED ||
+      s == SG_MEMORY_MANAGED)
+    return sg__cuda_copy(dst, src, bytes);
+  memmove(dst, src, bytes);
+  return SG_OK;
+}

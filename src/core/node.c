@@ -1,0 +1,374 @@
+/* Nodes: validating descriptors, storing nodes, copying and freeing them. */
+#include "core/node.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/memory_table.h"
+#include "core/sys.h"
+
+static const char *const kind_names[SG__NODE_KIND_COUNT] = {
+    "copy", "kernel", "memset", "host", "empty", "stream-fn"};
+
+const char *sg__node_kind_name(sg__node_kind kind) {
+  return (unsigned)kind < SG__NODE_KIND_COUNT ? kind_names[kind] : "?";
+}
+
+const char *sg__node_label(const sg__node *node, uint32_t index, char buf[SG__LABEL_BYTES]) {
+  if (node && node->name)
+    snprintf(buf, SG__LABEL_BYTES, "'%s' (#%u)", node->name, index);
+  else
+    snprintf(buf, SG__LABEL_BYTES, "#%u", index);
+  return buf;
+}
+
+static sg_status copy_name(const char *name, const char *where, char **out) {
+  *out = NULL;
+  if (!name) return SG_OK;
+  if (strlen(name) > SG_MAX_NAME_BYTES)
+    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: name longer than %u bytes", where,
+                    SG_MAX_NAME_BYTES);
+  *out = sg__strdup(name);
+  if (!*out) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory copying the name", where);
+  return SG_OK;
+}
+
+/* ---- copies ------------------------------------------------------------ */
+
+static const char *copy_kind_text(sg_copy_kind kind) {
+  switch (kind) {
+    case SG_COPY_HOST_TO_DEVICE: return "host->device";
+    case SG_COPY_DEVICE_TO_HOST: return "device->host";
+    case SG_COPY_DEVICE_TO_DEVICE: return "device->device";
+    case SG_COPY_HOST_TO_HOST: return "host->host";
+    default: return "auto";
+  }
+}
+
+static const char *memory_text(sg_memory_kind kind) {
+  switch (kind) {
+    case SG_MEMORY_HOST_PAGEABLE: return "pageable host memory";
+    case SG_MEMORY_HOST_PINNED: return "pinned host memory";
+    case SG_MEMORY_DEVICE: return "device memory";
+    case SG_MEMORY_MANAGED: return "managed memory";
+    case SG_MEMORY_HOST_DEVICE: return "host-backend device memory";
+  }
+  return "unknown memory";
+}
+
+/* Does memory of `kind` fit the side of a copy that expects device (or host)
+ * memory? Managed memory fits both. */
+static int side_fits(sg_memory_kind kind, int want_device) {
+  if (kind == SG_MEMORY_MANAGED) return 1;
+  return want_device ? sg__memory_is_device(kind) : sg__memory_is_host(kind);
+}
+
+sg_status sg__node_from_copy(const sg_copy_desc *desc, const char *where, sg__node *out) {
+  if (!desc) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: descriptor is NULL", where);
+  if (!desc->dst) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: dst is NULL", where);
+  if (!desc->src) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: src is NULL", where);
+  if (desc->bytes == 0) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: bytes is 0", where);
+  if ((unsigned)desc->kind > SG_COPY_HOST_TO_HOST)
+    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: copy kind %d is not an sg_copy_kind", where,
+                    (int)desc->kind);
+  const char *d = desc->dst;
+  const char *s = desc->src;
+  if ((d < s && s < d + desc->bytes) || (s <= d && d < s + desc->bytes))
+    return sg__fail(SG_ERR_INVALID_COPY, "%s: source and destination overlap", where);
+
+  sg_memory_kind dst_mem = sg__memory_classify(desc->dst);
+  sg_memory_kind src_mem = sg__memory_classify(desc->src);
+  sg_copy_kind kind = desc->kind;
+  if (kind == SG_COPY_AUTO) {
+    int src_dev = sg__memory_is_device(src_mem), dst_dev = sg__memory_is_device(dst_mem);
+    kind = src_dev ? (dst_dev ? SG_COPY_DEVICE_TO_DEVICE : SG_COPY_DEVICE_TO_HOST)
+                   : (dst_dev ? SG_COPY_HOST_TO_DEVICE : SG_COPY_HOST_TO_HOST);
+  }
+  int src_wants_device = kind == SG_COPY_DEVICE_TO_HOST || kind == SG_COPY_DEVICE_TO_DEVICE;
+  int dst_wants_device = kind == SG_COPY_HOST_TO_DEVICE || kind == SG_COPY_DEVICE_TO_DEVICE;
+  if (!side_fits(src_mem, src_wants_device))
+    return sg__fail(SG_ERR_INVALID_COPY, "%s: %s copy but the source %p is %s", where,
+                    copy_kind_text(kind), desc->src, memory_text(src_mem));
+  if (!side_fits(dst_mem, dst_wants_device))
+    return sg__fail(SG_ERR_INVALID_COPY, "%s: %s copy but the destination %p is %s", where,
+                    copy_kind_text(kind), desc->dst, memory_text(dst_mem));
+
+  char *name;
+  sg_status st = copy_name(desc->name, where, &name);
+  if (st) return st;
+  memset(out, 0, sizeof *out);
+  out->kind = SG__NODE_COPY;
+  out->name = name;
+  out->u.copy = (sg__copy){desc->dst, desc->src, desc->bytes, kind, dst_mem, src_mem};
+  return SG_OK;
+}
+
+/* ---- kernels ----------------------------------------------------------- */
+
+#define ARG_ALIGN 16u
+
+static size_t align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
+
+static sg_status check_shape(const sg_kernel_desc *desc, const char *where) {
+  const sg_dim3 g = desc->grid, b = desc->block;
+  if (!g.x || !g.y || !g.z)
+    return sg__fail(SG_ERR_INVALID_LAUNCH, "%s: grid (%u,%u,%u) has a zero dimension", where,
+                    g.x, g.y, g.z);
+  if (!b.x || !b.y || !b.z)
+    return sg__fail(SG_ERR_INVALID_LAUNCH, "%s: block (%u,%u,%u) has a zero dimension", where,
+                    b.x, b.y, b.z);
+  unsigned long long threads = (unsigned long long)b.x * b.y * b.z;
+  if (threads > SG_MAX_BLOCK_THREADS || b.z > SG_MAX_BLOCK_Z)
+    return sg__fail(SG_ERR_INVALID_LAUNCH,
+                    "%s: block (%u,%u,%u) has %llu threads; at most %u threads and block.z <= %u",
+                    where, b.x, b.y, b.z, threads, SG_MAX_BLOCK_THREADS, SG_MAX_BLOCK_Z);
+  if (g.x > SG_MAX_GRID_X || g.y > SG_MAX_GRID_YZ || g.z > SG_MAX_GRID_YZ)
+    return sg__fail(SG_ERR_INVALID_LAUNCH,
+                    "%s: grid (%u,%u,%u) too large (x <= %u, y and z <= %u)", where, g.x, g.y,
+                    g.z, SG_MAX_GRID_X, SG_MAX_GRID_YZ);
+  if (desc->shared_bytes > SG_MAX_SHARED_BYTES)
+    return sg__fail(SG_ERR_INVALID_LAUNCH, "%s: %zu bytes of dynamic shared memory; at most %u",
+                    where, desc->shared_bytes, SG_MAX_SHARED_BYTES);
+  if ((unsigned)desc->func_kind > SG_KERNEL_CUDA_KERNEL)
+    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: func_kind %d is not an sg_kernel_func_kind",
+                    where, (int)desc->func_kind);
+  if (!desc->func && !desc->host_twin)
+    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: neither func nor host_twin is set", where);
+  return SG_OK;
+}
+
+static sg_status check_args(const sg_kernel_desc *desc, const char *where, size_t *blob_bytes) {
+  unsigned n = desc->arg_count;
+  if (n > SG_MAX_KERNEL_ARGS)
+    return sg__fail(SG_ERR_INVALID_KERNEL_ARGS, "%s: %u arguments; at most %u", where, n,
+                    SG_MAX_KERNEL_ARGS);
+  if (n && (!desc->args || !desc->arg_sizes))
+    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: %u arguments but args or arg_sizes is NULL",
+                    where, n);
+  size_t total = 0, values = 0;
+  for (unsigned i = 0; i < n; i++) {
+    size_t sz = desc->arg_sizes[i];
+    if (sz == 0)
+      return sg__fail(SG_ERR_INVALID_KERNEL_ARGS, "%s: argument %u has size 0", where, i);
+    if (sz > SG_MAX_KERNEL_ARG_BYTES || total + sz > SG_MAX_KERNEL_ARG_BYTES)
+      return sg__fail(SG_ERR_INVALID_KERNEL_ARGS,
+                      "%s: arguments take more than %u bytes (argument %u is %zu bytes)", where,
+                      SG_MAX_KERNEL_ARG_BYTES, i, sz);
+    if (!desc->args[i])
+      return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: args[%u] is NULL", where, i);
+    total += sz;
+    values += align_up(sz, ARG_ALIGN);
+  }
+  *blob_bytes = align_up(n * (sizeof(void *) + sizeof(size_t)), ARG_ALIGN) + values;
+  return SG_OK;
+}
+
+/* Points arg_ptrs at the values laid out after the two arrays. */
+static void link_args(sg__kernel *k) {
+  k->arg_sizes = (size_t *)(k->arg_ptrs + k->arg_count);
+  unsigned char *value = (unsigned char *)k->arg_ptrs +
+                         align_up(k->arg_count * (sizeof(void *) + sizeof(size_t)), ARG_ALIGN);
+  for (unsigned i = 0; i < k->arg_count; i++) {
+    k->arg_ptrs[i] = value;
+    value += align_up(k->arg_sizes[i], ARG_ALIGN);
+  }
+}
+
+sg_status sg__node_from_kernel(const sg_kernel_desc *desc, const char *where, sg__node *out) {
+  if (!desc) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: descriptor is NULL", where);
+  size_t blob_bytes = 0;
+  sg_status st = check_shape(desc, where);
+  if (!st) st = check_args(desc, where, &blob_bytes);
+  if (st) return st;
+
+  void **blob = NULL;
+  if (desc->arg_count) {
+    blob = sg__aligned_alloc(ARG_ALIGN, blob_bytes);
+    if (!blob) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory for arguments", where);
+  }
+  char *name;
+  st = copy_name(desc->name, where, &name);
+  if (st) {
+    sg__free(blob);
+    return st;
+  }
+  memset(out, 0, sizeof *out);
+  out->kind = SG__NODE_KERNEL;
+  out->name = name;
+  sg__kernel *k = &out->u.kernel;
+  *k = (sg__kernel){.func = desc->func, .func_kind = desc->func_kind, .grid = desc->grid,
+                    .block = desc->block, .shared_bytes = desc->shared_bytes,
+                    .arg_count = desc->arg_count, .arg_ptrs = blob,
+                    .arg_blob_bytes = blob ? blob_bytes : 0, .host_twin = desc->host_twin};
+  if (blob) {
+    /* Arguments are captured by value now: the caller's storage may change. */
+    k->arg_sizes = (size_t *)(blob + k->arg_count);
+    memcpy(k->arg_sizes, desc->arg_sizes, k->arg_count * sizeof(size_t));
+    link_args(k);
+    for (unsigned i = 0; i < k->arg_count; i++)
+      memcpy(k->arg_ptrs[i], desc->args[i], k->arg_sizes[i]);
+  }
+  return SG_OK;
+}
+
+/* ---- memset, host, stream function, empty ------------------------------ */
+
+sg_status sg__node_from_memset(const sg_memset_desc *desc, const char *where, sg__node *out) {
+  if (!desc) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: descriptor is NULL", where);
+  if (!desc->dst) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: dst is NULL", where);
+  if (desc->count == 0) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: count is 0", where);
+  unsigned es = desc->element_size;
+  if (es != 1 && es != 2 && es != 4)
+    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: element_size %u is not 1, 2 or 4", where, es);
+  if (es < 4 && desc->value >> (8 * es))
+    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: value 0x%x does not fit in %u byte(s)", where,
+                    desc->value, es);
+  if ((uintptr_t)desc->dst % es)
+    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: dst %p is not aligned to element_size %u",
+                    where, desc->dst, es);
+  if (desc->count > SIZE_MAX / es)
+    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: count %zu overflows", where, desc->count);
+  char *name;
+  sg_status st = copy_name(desc->name, where, &name);
+  if (st) return st;
+  memset(out, 0, sizeof *out);
+  out->kind = SG__NODE_MEMSET;
+  out->name = name;
+  out->u.memset = (sg__memset){desc->dst, desc->value, es, desc->count,
+                               sg__memory_classify(desc->dst)};
+  return SG_OK;
+}
+
+sg_status sg__node_from_host(const sg_host_desc *desc, const char *where, sg__node *out) {
+  if (!desc) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: descriptor is NULL", where);
+  if (!desc->fn) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: fn is NULL", where);
+  char *name;
+  sg_status st = copy_name(desc->name, where, &name);
+  if (st) return st;
+  memset(out, 0, sizeof *out);
+  out->kind = SG__NODE_HOST;
+  out->name = name;
+  out->u.host = (sg__host){desc->fn, desc->user_data};
+  return SG_OK;
+}
+
+sg_status sg__node_from_stream_fn(const sg_stream_fn_desc *desc, const char *where,
+                                  sg__node *out) {
+  if (!desc) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: descriptor is NULL", where);
+  if (!desc->fn && !desc->host_twin)
+    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: neither fn nor host_twin is set", where);
+  char *name;
+  sg_status st = copy_name(desc->name, where, &name);
+  if (st) return st;
+  sg__stream_fn_payload *p = sg__malloc(sizeof *p);
+  if (!p) {
+    sg__free(name);
+    return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", where);
+  }
+  atomic_init(&p->refs, 1);
+  p->fn = desc->fn;
+  p->user_data = desc->user_data;
+  p->release = desc->release;
+  p->host_twin = desc->host_twin;
+  memset(out, 0, sizeof *out);
+  out->kind = SG__NODE_STREAM_FN;
+  out->name = name;
+  out->u.stream_fn = p;
+  return SG_OK;
+}
+
+sg_status sg__node_empty(const char *name, const char *where, sg__node *out) {
+  char *copy;
+  sg_status st = copy_name(name, where, &copy);
+  if (st) return st;
+  memset(out, 0, sizeof *out);
+  out->kind = SG__NODE_EMPTY;
+  out->name = copy;
+  return SG_OK;
+}
+
+/* ---- copy, free, compare ----------------------------------------------- */
+
+sg_status sg__node_clone(const sg__node *src, sg__node *dst) {
+  *dst = *src;
+  dst->name = NULL;
+  if (src->name && !(dst->name = sg__strdup(src->name))) return SG_ERR_OUT_OF_MEMORY;
+  if (src->kind == SG__NODE_KERNEL && src->u.kernel.arg_ptrs) {
+    sg__kernel *k = &dst->u.kernel;
+    k->arg_ptrs = sg__aligned_alloc(ARG_ALIGN, k->arg_blob_bytes);
+    if (!k->arg_ptrs) {
+      sg__free(dst->name);
+      dst->name = NULL;
+      return SG_ERR_OUT_OF_MEMORY;
+    }
+    memcpy(k->arg_ptrs, src->u.kernel.arg_ptrs, k->arg_blob_bytes);
+    link_args(k);
+  }
+  if (src->kind == SG__NODE_STREAM_FN) atomic_fetch_add(&src->u.stream_fn->refs, 1);
+  return SG_OK;
+}
+
+static void release_params(sg__node *node) {
+  if (node->kind == SG__NODE_KERNEL) {
+    sg__free(node->u.kernel.arg_ptrs);
+    node->u.kernel.arg_ptrs = NULL;
+  } else if (node->kind == SG__NODE_STREAM_FN && node->u.stream_fn) {
+    sg__stream_fn_payload *p = node->u.stream_fn;
+    if (atomic_fetch_sub(&p->refs, 1) == 1) {
+      if (p->release) p->release(p->user_data);
+      sg__free(p);
+    }
+    node->u.stream_fn = NULL;
+  }
+}
+
+void sg__node_free(sg__node *node) {
+  release_params(node);
+  sg__free(node->name);
+  node->name = NULL;
+}
+
+void sg__node_replace(sg__node *dst, sg__node *src) {
+  release_params(dst);
+  if (src->name) {
+    sg__free(dst->name);
+    dst->name = src->name;
+  }
+  dst->u = src->u;
+  src->name = NULL;
+  memset(&src->u, 0, sizeof src->u);
+}
+
+int sg__node_params_equal(const sg__node *a, const sg__node *b) {
+  if (a->kind != b->kind) return 0;
+  switch (a->kind) {
+    case SG__NODE_COPY:
+      return a->u.copy.dst == b->u.copy.dst && a->u.copy.src == b->u.copy.src &&
+             a->u.copy.bytes == b->u.copy.bytes && a->u.copy.kind == b->u.copy.kind;
+    case SG__NODE_KERNEL: {
+      const sg__kernel *x = &a->u.kernel, *y = &b->u.kernel;
+      if (x->func != y->func || x->func_kind != y->func_kind || x->host_twin != y->host_twin ||
+          x->shared_bytes != y->shared_bytes || x->arg_count != y->arg_count ||
+          memcmp(&x->grid, &y->grid, sizeof x->grid) || memcmp(&x->block, &y->block, sizeof x->block))
+        return 0;
+      for (unsigned i = 0; i < x->arg_count; i++)
+        if (x->arg_sizes[i] != y->arg_sizes[i] ||
+            memcmp(x->arg_ptrs[i], y->arg_ptrs[i], x->arg_sizes[i]))
+          return 0;
+      return 1;
+    }
+    case SG__NODE_MEMSET:
+      return a->u.memset.dst == b->u.memset.dst && a->u.memset.value == b->u.memset.value &&
+             a->u.memset.element_size == b->u.memset.element_size &&
+             a->u.memset.count == b->u.memset.count;
+    case SG__NODE_HOST:
+      return a->u.host.fn == b->u.host.fn && a->u.host.user_data == b->u.host.user_data;
+    case SG__NODE_EMPTY:
+      return 1;
+    case SG__NODE_STREAM_FN:
+      return a->u.stream_fn == b->u.stream_fn;
+    default:
+      return 0;
+  }
+}

@@ -1,0 +1,109 @@
+/* Internal: a node's stored form, and validation of the public descriptors.
+ *
+ * The graph, its snapshots (in executables and plans) and the backends all
+ * keep nodes in this form. Building one from a descriptor validates it and
+ * deep-copies what it points to (kernel arguments by value, the name). */
+#ifndef SG_CORE_NODE_H
+#define SG_CORE_NODE_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "streamgraph/graph.h"
+#include "streamgraph/memory.h"
+
+typedef enum sg__node_kind {
+  SG__NODE_COPY = 0,
+  SG__NODE_KERNEL,
+  SG__NODE_MEMSET,
+  SG__NODE_HOST,
+  SG__NODE_EMPTY,
+  SG__NODE_STREAM_FN,
+  SG__NODE_KIND_COUNT
+} sg__node_kind;
+
+typedef struct sg__copy {
+  void *dst;
+  const void *src;
+  size_t bytes;
+  sg_copy_kind kind;          /* resolved: never SG_COPY_AUTO */
+  sg_memory_kind dst_memory;  /* as classified when the node was set */
+  sg_memory_kind src_memory;
+} sg__copy;
+
+typedef struct sg__kernel {
+  const void *func;
+  sg_kernel_func_kind func_kind;
+  sg_dim3 grid, block;
+  size_t shared_bytes;
+  unsigned arg_count;
+  /* One allocation (arg_blob_bytes long): arg_ptrs[arg_count], then
+   * arg_sizes[arg_count], then the values, each at a 16-byte-aligned offset.
+   * arg_ptrs point at the values, as cudaLaunchKernel wants them. */
+  void **arg_ptrs;
+  size_t *arg_sizes;
+  size_t arg_blob_bytes;
+  sg_host_twin_fn host_twin;
+} sg__kernel;
+
+typedef struct sg__memset {
+  void *dst;
+  unsigned value;
+  unsigned element_size;
+  size_t count;
+  sg_memory_kind dst_memory;
+} sg__memset;
+
+typedef struct sg__host {
+  sg_host_fn fn;
+  void *user_data;
+} sg__host;
+
+/* A stream function's user data is shared by the graph and every snapshot of
+ * it; `release` runs when the last holder lets go. */
+typedef struct sg__stream_fn_payload {
+  atomic_long refs;
+  sg_stream_fn fn;
+  void *user_data;
+  void (*release)(void *user_data);
+  sg_host_fn host_twin;
+} sg__stream_fn_payload;
+
+typedef struct sg__node {
+  sg__node_kind kind;
+  char *name; /* owned; NULL when unnamed */
+  union {
+    sg__copy copy;
+    sg__kernel kernel;
+    sg__memset memset;
+    sg__host host;
+    sg__stream_fn_payload *stream_fn;
+  } u;
+} sg__node;
+
+/* "'name' (#3)" or "#3": how messages name a node. */
+#define SG__LABEL_BYTES 300
+const char *sg__node_label(const sg__node *node, uint32_t index, char buf[SG__LABEL_BYTES]);
+const char *sg__node_kind_name(sg__node_kind kind);
+
+/* Validate a descriptor and build a node from it. `where` prefixes messages
+ * ("sg_graph_add_kernel: kernel 'k'", "sg_exec_set_copy: node 'c' (#2)").
+ * On failure *out is untouched and nothing is allocated. */
+sg_status sg__node_from_copy(const sg_copy_desc *desc, const char *where, sg__node *out);
+sg_status sg__node_from_kernel(const sg_kernel_desc *desc, const char *where, sg__node *out);
+sg_status sg__node_from_memset(const sg_memset_desc *desc, const char *where, sg__node *out);
+sg_status sg__node_from_host(const sg_host_desc *desc, const char *where, sg__node *out);
+sg_status sg__node_from_stream_fn(const sg_stream_fn_desc *desc, const char *where, sg__node *out);
+sg_status sg__node_empty(const char *name, const char *where, sg__node *out);
+
+/* Deep copy (stream-function payloads are shared, their count raised). */
+sg_status sg__node_clone(const sg__node *src, sg__node *dst);
+void sg__node_free(sg__node *node);
+/* Replaces dst's parameters by src's (same kind), keeping dst's name when src
+ * has none; src is consumed (moved), so nothing is allocated. */
+void sg__node_replace(sg__node *dst, sg__node *src);
+/* 1 if both nodes have equal parameters (used to skip unchanged nodes). */
+int sg__node_params_equal(const sg__node *a, const sg__node *b);
+
+#endif

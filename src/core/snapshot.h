@@ -1,0 +1,41 @@
+/* Internal: an immutable copy of a graph (nodes and distinct edges as a
+ * compressed successor list), as executables and plans keep it. */
+#ifndef SG_CORE_SNAPSHOT_H
+#define SG_CORE_SNAPSHOT_H
+
+#include <stdint.h>
+
+#include "core/node.h"
+#include "streamgraph/graph.h"
+
+typedef struct sg__snapshot {
+  uint32_t graph_serial;   /* identifies the graph whose node handles apply */
+  uint32_t node_count;
+  sg__node *nodes;
+  uint32_t edge_count;     /* distinct edges */
+  uint32_t *succ_start;    /* node_count + 1 offsets into succ */
+  uint32_t *succ;          /* successors of node i: succ[succ_start[i] .. succ_start[i+1]), ascending */
+  int owns_nodes;          /* 0 for a shallow snapshot that borrows the graph's nodes */
+} sg__snapshot;
+
+/* Deep copy of `graph` (SG_ERR_OUT_OF_MEMORY leaves *out zeroed). */
+sg_status sg__graph_snapshot(const sg_graph *graph, sg__snapshot *out);
+/* The same, borrowing the graph's nodes instead of copying them: valid while
+ * the graph is unchanged; enough to check or plan the graph. */
+sg_status sg__graph_snapshot_shallow(const sg_graph *graph, sg__snapshot *out);
+void sg__snapshot_free(sg__snapshot *snap);
+
+/* SG_OK if acyclic; otherwise SG_ERR_CYCLE with a message, prefixed by `fn`,
+ * listing the nodes of one cycle in order. */
+sg_status sg__snapshot_check_acyclic(const sg__snapshot *snap, const char *fn);
+
+/* 1 if both have the same node count, node kinds and edges. */
+int sg__snapshot_same_topology(const sg__snapshot *a, const sg__snapshot *b);
+
+/* The node index a handle stands for, checked against the snapshot's graph
+ * (`serial`) and size: SG_ERR_FOREIGN_NODE or SG_ERR_INVALID_ARGUMENT. */
+sg_status sg__node_resolve(sg_node node, uint32_t serial, uint32_t node_count, const char *fn,
+                           const char *what, uint32_t *index);
+sg_node sg__node_make(uint32_t serial, uint32_t index);
+
+#endif

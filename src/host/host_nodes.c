@@ -1,0 +1,83 @@
+/* The host backend's node bodies: copies are memcpy, memsets fill, kernels
+ * run their host twin, callbacks are called. */
+#include "host/host_nodes.h"
+
+#include <string.h>
+
+#include "core/error.h"
+
+static int real_device_memory(sg_memory_kind kind) { return kind == SG_MEMORY_DEVICE; }
+
+sg_status sg__host_check_node(const sg__node *node, uint32_t index, const char *fn) {
+  char label[SG__LABEL_BYTES];
+  switch (node->kind) {
+    case SG__NODE_KERNEL:
+      if (!node->u.kernel.host_twin)
+        return sg__fail(SG_ERR_NO_HOST_TWIN, "%s: kernel node %s has no host twin", fn,
+                        sg__node_label(node, index, label));
+      return SG_OK;
+    case SG__NODE_STREAM_FN:
+      if (!node->u.stream_fn->host_twin)
+        return sg__fail(SG_ERR_NO_HOST_TWIN, "%s: stream-function node %s has no host twin", fn,
+                        sg__node_label(node, index, label));
+      return SG_OK;
+    case SG__NODE_COPY:
+      if (real_device_memory(node->u.copy.src_memory) || real_device_memory(node->u.copy.dst_memory))
+        return sg__fail(SG_ERR_INVALID_COPY,
+                        "%s: copy node %s uses CUDA device memory, which the host backend cannot "
+                        "reach (allocate with sg_mem_alloc(SG_BACKEND_HOST, ...))",
+                        fn, sg__node_label(node, index, label));
+      return SG_OK;
+    case SG__NODE_MEMSET:
+      if (real_device_memory(node->u.memset.dst_memory))
+        return sg__fail(SG_ERR_INVALID_COPY,
+                        "%s: memset node %s writes CUDA device memory, which the host backend "
+                        "cannot reach", fn, sg__node_label(node, index, label));
+      return SG_OK;
+    default:
+      return SG_OK;
+  }
+}
+
+static void fill(const sg__memset *m) {
+  if (m->element_size == 1) {
+    memset(m->dst, (int)m->value, m->count);
+  } else if (m->element_size == 2) {
+    uint16_t *p = m->dst, v = (uint16_t)m->value;
+    for (size_t i = 0; i < m->count; i++) p[i] = v;
+  } else {
+    uint32_t *p = m->dst, v = m->value;
+    for (size_t i = 0; i < m->count; i++) p[i] = v;
+  }
+}
+
+sg_status sg__host_run_node(const sg__node *node, uint32_t index, char *message, size_t cap) {
+  char label[SG__LABEL_BYTES];
+  int rc;
+  switch (node->kind) {
+    case SG__NODE_COPY:
+      memcpy(node->u.copy.dst, node->u.copy.src, node->u.copy.bytes);
+      return SG_OK;
+    case SG__NODE_MEMSET:
+      fill(&node->u.memset);
+      return SG_OK;
+    case SG__NODE_KERNEL: {
+      const sg__kernel *k = &node->u.kernel;
+      sg_kernel_launch launch = {k->grid, k->block, k->shared_bytes};
+      k->host_twin(&launch, k->arg_ptrs);
+      return SG_OK;
+    }
+    case SG__NODE_HOST:
+      rc = node->u.host.fn(node->u.host.user_data);
+      break;
+    case SG__NODE_STREAM_FN:
+      rc = node->u.stream_fn->host_twin(node->u.stream_fn->user_data);
+      break;
+    default:
+      return SG_OK;
+  }
+  if (rc == 0) return SG_OK;
+  sg__format(message, cap, "%s node %s returned %d", sg__node_kind_name(node->kind),
+             sg__node_label(node, index, label), rc);
+  return SG_ERR_CALLBACK;
+}

@@ -1,0 +1,1 @@
+# Sources of src/pipeline (paths relative to src/).

@@ -1,0 +1,40 @@
+/* Internal: the schedule a plan holds, as the backends read it.
+ *
+ * Everything is indexed by node index (0..node_count-1) of the snapshot the
+ * plan was made from. Arrays in compressed form: the items of i are
+ * x[x_start[i] .. x_start[i+1]).
+ *
+ * Replaying it: walk `order`; for node n, wait for each event in its wait
+ * list, run n on stream stream_of[n], then if record_event[n] >= 0 record
+ * that event on the same stream. `order` is a topological order in which each
+ * stream's nodes appear in their stream order, so every event is recorded
+ * (enqueued) before any wait on it is enqueued. Together, stream order and
+ * the events imply every edge of the graph. */
+#ifndef SG_PLAN_SCHEDULE_H
+#define SG_PLAN_SCHEDULE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct sg__schedule {
+  uint32_t node_count;
+  uint32_t stream_count;     /* >= 1 when node_count > 0 */
+  uint32_t event_count;
+  uint32_t *order;           /* node_count: issue order */
+  uint32_t *stream_of;       /* node -> stream */
+  uint32_t *position;        /* node -> index within its stream */
+  uint32_t *stream_start;    /* stream_count + 1 */
+  uint32_t *stream_nodes;    /* node_count: each stream's nodes in order */
+  uint32_t *wait_start;      /* node_count + 1 */
+  uint32_t *wait_event;      /* events node waits on before it starts */
+  int32_t *record_event;     /* node -> event recorded right after it, or -1 */
+  uint32_t *event_node;      /* event -> the node it is recorded after */
+  uint32_t *red_start;       /* node_count + 1: successors after transitive reduction */
+  uint32_t *red_succ;        /* (or all edges, when the reduction was too costly) */
+  size_t reduced_edge_count;
+  size_t width;              /* DAG width (exact or a lower bound) */
+  int width_exact;
+  size_t critical_path;      /* nodes on the longest chain */
+} sg__schedule;
+
+#endif

@@ -1,0 +1,1 @@
+# Sources of src/staging (paths relative to src/).
