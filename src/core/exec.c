@@ -138,6 +138,12 @@ int sg__exec_has_failed(sg_exec *exec) {
   return failed;
 }
 
+void sg__exec_count_rebuild(sg_exec *exec) {
+  sg__mutex_lock(&exec->lock);
+  exec->stats.rebuilds++;
+  sg__mutex_unlock(&exec->lock);
+}
+
 void sg__exec_count_copies(sg_exec *exec, uint64_t staged, uint64_t registered) {
   sg__mutex_lock(&exec->lock);
   exec->stats.staged_copies += staged;

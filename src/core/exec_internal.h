@@ -60,6 +60,9 @@ struct sg_exec {
 void sg__exec_fail(sg_exec *exec, sg_status status, const char *fmt, ...) SG_PRINTF(3, 4);
 /* 1 if a launch has failed. Thread-safe. */
 int sg__exec_has_failed(sg_exec *exec);
+/* Counts a rebuild the backend made on its own (an in-place update the
+ * driver refused, say). Thread-safe. */
+void sg__exec_count_rebuild(sg_exec *exec);
 /* Adds to the copy counters of the statistics. Thread-safe. */
 void sg__exec_count_copies(sg_exec *exec, uint64_t staged, uint64_t registered);
 

@@ -1,0 +1,69 @@
+/* The core's view of CUDA (core/cuda_hooks.h): devices, pointer kinds,
+ * allocation and synchronous copies. */
+#include <pthread.h>
+
+#include "core/cuda_hooks.h"
+#include "cuda/cuda_call.h"
+
+static pthread_once_t count_once = PTHREAD_ONCE_INIT;
+static int device_count;
+
+/* Counted once per process: without a driver or GPU the runtime answers an
+ * error, which means no device; asking again would only cost time. */
+static void count_devices(void) {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    n = 0;
+    cudaGetLastError(); /* clear the error so it does not surface later */
+  }
+  device_count = n;
+}
+
+int sg__cuda_device_count(void) {
+  pthread_once(&count_once, count_devices);
+  return device_count;
+}
+
+sg_memory_kind sg__cuda_classify(const void *ptr) {
+  struct cudaPointerAttributes attr;
+  if (SG_CUDA(cudaPointerGetAttributes(&attr, ptr)) != cudaSuccess) {
+    cudaGetLastError();
+    return SG_MEMORY_HOST_PAGEABLE;
+  }
+  switch (attr.type) {
+    case cudaMemoryTypeDevice: return SG_MEMORY_DEVICE;
+    case cudaMemoryTypeManaged: return SG_MEMORY_MANAGED;
+    case cudaMemoryTypeHost: return SG_MEMORY_HOST_PINNED;
+    default: return SG_MEMORY_HOST_PAGEABLE;
+  }
+}
+
+sg_status sg__cuda_alloc(sg_memory_kind kind, int device, size_t bytes, void **out) {
+  int previous = 0;
+  cudaError_t err = SG_CUDA(cudaGetDevice(&previous));
+  if (err == cudaSuccess) err = SG_CUDA(cudaSetDevice(device));
+  if (err != cudaSuccess) return sg__cuda_fail(err, "cudaSetDevice", "sg_mem_alloc");
+  const char *call = kind == SG_MEMORY_DEVICE ? "cudaMalloc" : "cudaHostAlloc";
+  err = kind == SG_MEMORY_DEVICE ? SG_CUDA(cudaMalloc(out, bytes))
+                                 : SG_CUDA(cudaHostAlloc(out, bytes, cudaHostAllocPortable));
+  cudaSetDevice(previous);
+  if (err != cudaSuccess) {
+    *out = NULL;
+    return sg__cuda_fail(err, call, "sg_mem_alloc");
+  }
+  return SG_OK;
+}
+
+sg_status sg__cuda_free(sg_memory_kind kind, void *ptr) {
+  cudaError_t err = kind == SG_MEMORY_DEVICE ? SG_CUDA(cudaFree(ptr)) : SG_CUDA(cudaFreeHost(ptr));
+  if (err != cudaSuccess)
+    return sg__cuda_fail(err, kind == SG_MEMORY_DEVICE ? "cudaFree" : "cudaFreeHost",
+                         "sg_mem_free");
+  return SG_OK;
+}
+
+sg_status sg__cuda_copy(void *dst, const void *src, size_t bytes) {
+  cudaError_t err = SG_CUDA(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault));
+  if (err != cudaSuccess) return sg__cuda_fail(err, "cudaMemcpy", "sg_mem_copy");
+  return SG_OK;
+}
