@@ -63,6 +63,7 @@ static sg_status check_deps(const sg_graph *g, const sg_node *deps, size_t dep_c
 static sg_status append_node(sg_graph *g, sg__node *node, const sg_node *deps, size_t dep_count,
                              sg_node *out, const char *fn) {
   if (g->node_count >= MAX_NODES) {
+    if (node->kind == SG__NODE_STREAM_FN) node->u.stream_fn->release = NULL;
     sg__node_free(node);
     return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: the graph already has %u nodes", fn,
                     g->node_count);
@@ -84,6 +85,8 @@ static sg_status append_node(sg_graph *g, sg__node *node, const sg_node *deps, s
   if (out) *out = sg__node_make(g->serial, index);
   return SG_OK;
 oom:
+  /* The node never entered the graph: the caller still owns its user data. */
+  if (node->kind == SG__NODE_STREAM_FN) node->u.stream_fn->release = NULL;
   sg__node_free(node);
   return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
 }
