@@ -20,5 +20,6 @@
 #include "plan.h"
 #include "staging.h"
 #include "exec.h"
+#include "pipeline.h"
 
 #endif

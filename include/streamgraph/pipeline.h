@@ -1,0 +1,228 @@
+/*
+ * streamgraph/pipeline.h - one graph run over a stream of batches, with
+ * several instances in flight (double, triple buffering...).
+ *
+ * Launches of one executable run one after the other, so a single
+ * executable cannot upload batch i+1 while batch i computes. A pipeline makes
+ * `depth` executables ("instances") from one graph and runs batch i on
+ * instance i % depth: while batch i computes, batch i+1 uploads and batch i-1
+ * downloads. That cross-iteration overlap is the pipeline's whole purpose.
+ *
+ * Per-instance state. Two batches in flight must not share device buffers,
+ * so each instance has its own. The `setup` callback is called once per
+ * instance, at creation, with the instance's executable: allocate the
+ * instance's buffers there, point its nodes at them with sg_exec_set_copy /
+ * sg_exec_set_kernel (node handles of the template graph are valid for every
+ * instance), and keep them in instance->data; `teardown` frees them. A graph
+ * whose nodes only touch memory that batches bind needs no setup at all.
+ *
+ * Per-batch binding. A batch lists binds: "copy node X reads this host
+ * pointer", "kernel node K's argument 2 has this value", "host node H gets
+ * this user data". Each is applied to the batch's instance through the
+ * parameter-update path (sg_exec_set_*): never a re-plan, in place on an
+ * instantiated CUDA graph. A bind changes only what it names (the copy's
+ * other pointer and size, the kernel's other arguments stay as they are), and
+ * what a batch does not bind keeps the value its instance last had (from the
+ * graph, from setup, or from an earlier batch on that instance). So bind
+ * every per-batch value in every batch. Anything binds cannot express can be
+ * done by the optional `bind` callback with sg_exec_set_* on the instance.
+ *
+ * Back-pressure. Submitting batch i needs instance i % depth, which batch
+ * i - depth may still occupy: sg_pipeline_submit waits for it,
+ * sg_pipeline_try_submit answers SG_ERR_WOULD_BLOCK instead.
+ *
+ * Completion, in batch order. A batch is complete when all its work is done,
+ * its outputs are in place and its host buffers may be reused. Completions
+ * are reported in batch order, each batch exactly once (unless the pipeline
+ * is destroyed first): through `on_complete`, called on the thread that calls
+ * into the pipeline (submit, try_submit, poll, wait, drain), and through
+ * sg_pipeline_wait on a batch index. Because callbacks run on your thread,
+ * they may use CUDA and streamgraph freely (but not this pipeline).
+ *
+ * Failure. When a batch fails (a host callback returns non-zero, a CUDA
+ * call fails, a kernel faults) the pipeline stops: the failing batch is
+ * reported with its status and a message naming the batch and the node;
+ * earlier batches complete and are reported normally; later batches already
+ * in flight are waited for and reported as SG_ERR_STOPPED (their outputs are
+ * undefined); later submits return SG_ERR_STOPPED. A stopped pipeline can
+ * still be drained and destroyed, and nothing hangs. A call that fails before
+ * its batch is accepted (a bad bind, say) does not stop the pipeline.
+ *
+ * Threads. A pipeline is used from one thread at a time, like an
+ * executable. Every callback runs on that thread, inside a pipeline call.
+ */
+#ifndef STREAMGRAPH_PIPELINE_H
+#define STREAMGRAPH_PIPELINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "exec.h"
+#include "graph.h"
+#include "status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sg_pipeline sg_pipeline;
+
+#define SG_PIPELINE_MAX_DEPTH 64u
+
+/* One instance: what setup, bind and teardown receive. */
+typedef struct sg_pipeline_instance {
+  sg_exec *exec;             /* the instance's executable (owned by the pipeline) */
+  unsigned index;            /* 0 .. depth-1; batch i runs on instance i % depth */
+  void *data;                /* yours: set it in setup, read it in bind and teardown */
+} sg_pipeline_instance;
+
+/* Called once per instance at creation, before any batch. Returns 0 on
+ * success; anything else fails sg_pipeline_create (SG_ERR_CALLBACK), after
+ * `teardown` has been called for the instances already set up. */
+typedef int (*sg_pipeline_setup_fn)(sg_pipeline_instance *instance, void *user_data);
+/* Called once per set-up instance by sg_pipeline_destroy (or a failing
+ * sg_pipeline_create), when nothing runs on it any more. */
+typedef void (*sg_pipeline_teardown_fn)(sg_pipeline_instance *instance, void *user_data);
+/* Called by submit after the batch's binds were applied, with the instance
+ * idle; may call sg_exec_set_* on instance->exec. Returns 0 on success;
+ * anything else refuses the batch (SG_ERR_CALLBACK) without stopping the
+ * pipeline. */
+typedef int (*sg_pipeline_bind_fn)(sg_pipeline_instance *instance, uint64_t batch,
+                                   void *batch_data, void *user_data);
+/* Called once per batch, in batch order, when the batch is complete
+ * (status SG_OK), failed (its error; sg_last_error() describes it during the
+ * call), or was cut off by an earlier batch's failure (SG_ERR_STOPPED). */
+typedef void (*sg_pipeline_complete_fn)(uint64_t batch, sg_status status, void *batch_data,
+                                        void *user_data);
+
+typedef struct sg_pipeline_options {
+  unsigned depth;            /* instances in flight, 1..SG_PIPELINE_MAX_DEPTH (default 3) */
+  /* How each instance's executable is made. With exec.max_streams 0 each
+   * instance gets an equal share of the device's hardware queues
+   * (CUDA_DEVICE_MAX_CONNECTIONS, else 8, divided by depth, at least 1):
+   * streams beyond that share queues, and a shared queue makes one
+   * instance's work wait behind another's, which is the overlap lost. */
+  sg_exec_options exec;
+  sg_pipeline_setup_fn setup;          /* optional */
+  sg_pipeline_teardown_fn teardown;    /* optional */
+  sg_pipeline_bind_fn bind;            /* optional */
+  sg_pipeline_complete_fn on_complete; /* optional */
+  void *user_data;           /* given to every callback */
+} sg_pipeline_options;
+
+/* Fills `opts` with the defaults (depth 3, sg_exec_options_init). */
+SG_API void sg_pipeline_options_init(sg_pipeline_options *opts);
+
+/* Makes `depth` executables of `graph` and sets each up. The graph may be
+ * changed or destroyed afterwards. Errors of executable creation (a cycle,
+ * an unavailable backend, a node without host twin...) come back as they
+ * are, naming the instance. */
+SG_API sg_status sg_pipeline_create(const sg_graph *graph, const sg_pipeline_options *opts,
+                                    sg_pipeline **out);
+/* Waits for batches in flight without reporting them (call
+ * sg_pipeline_drain first to have them reported), calls teardown for each
+ * instance, frees everything. Works on a stopped pipeline. */
+SG_API sg_status sg_pipeline_destroy(sg_pipeline *pipeline);
+
+/* ---- batches ------------------------------------------------------------ */
+
+typedef enum sg_pipeline_bind_kind {
+  SG_BIND_COPY_SRC = 1,      /* copy node: its source pointer */
+  SG_BIND_COPY_DST,          /* copy node: its destination pointer */
+  SG_BIND_KERNEL_ARG,        /* kernel node: one argument's value */
+  SG_BIND_HOST_DATA          /* host node: the user data its function receives */
+} sg_pipeline_bind_kind;
+
+typedef struct sg_pipeline_bind {
+  sg_pipeline_bind_kind kind;
+  sg_node node;              /* a node of the pipeline's graph */
+  /* COPY_SRC / COPY_DST: the new pointer, checked like sg_graph_add_copy
+   * (a host->device copy's source must be host memory, pageable or pinned).
+   * KERNEL_ARG: points at the argument's new value, copied during submit.
+   * HOST_DATA: the user data, passed on as it is (may be NULL). */
+  const void *ptr;
+  /* COPY_*: the copy's new size in bytes, or 0 to keep it.
+   * KERNEL_ARG: the value's size, which must equal the argument's. */
+  size_t bytes;
+  unsigned arg;              /* KERNEL_ARG: the argument's index */
+} sg_pipeline_bind;
+
+static inline sg_pipeline_bind sg_bind_copy_src(sg_node node, const void *src) {
+  sg_pipeline_bind b = {SG_BIND_COPY_SRC, node, src, 0, 0};
+  return b;
+}
+static inline sg_pipeline_bind sg_bind_copy_dst(sg_node node, void *dst) {
+  sg_pipeline_bind b = {SG_BIND_COPY_DST, node, dst, 0, 0};
+  return b;
+}
+static inline sg_pipeline_bind sg_bind_kernel_arg(sg_node node, unsigned arg, const void *value,
+                                                  size_t size) {
+  sg_pipeline_bind b = {SG_BIND_KERNEL_ARG, node, value, size, arg};
+  return b;
+}
+static inline sg_pipeline_bind sg_bind_host_data(sg_node node, void *user_data) {
+  sg_pipeline_bind b = {SG_BIND_HOST_DATA, node, user_data, 0, 0};
+  return b;
+}
+
+typedef struct sg_pipeline_batch {
+  const sg_pipeline_bind *binds; /* bind_count binds, applied in order; several binds of one
+                                    node are merged into one parameter update */
+  size_t bind_count;
+  void *user_data;           /* this batch's: given to bind and on_complete */
+} sg_pipeline_batch;
+
+/* Submits the next batch (`batch` may be NULL: no binds). Waits first, if
+ * needed, until the batch's instance is free, reporting completions on the
+ * way. Sets *index (may be NULL) to the batch's index, 0, 1, 2... once the
+ * batch is accepted. SG_ERR_STOPPED when the pipeline has stopped (now or
+ * before; the message names the failing batch). Other errors (a bad bind,
+ * a failing bind callback) refuse this batch only: nothing was launched and
+ * its index is given to the next batch, but some of its binds may already be
+ * applied to the instance it would have used. */
+SG_API sg_status sg_pipeline_submit(sg_pipeline *pipeline, const sg_pipeline_batch *batch,
+                                    uint64_t *index);
+/* The same, but SG_ERR_WOULD_BLOCK instead of waiting for the instance. */
+SG_API sg_status sg_pipeline_try_submit(sg_pipeline *pipeline, const sg_pipeline_batch *batch,
+                                        uint64_t *index);
+
+/* Reports the batches that have completed, without waiting. SG_OK, or
+ * SG_ERR_STOPPED once a batch has failed. */
+SG_API sg_status sg_pipeline_poll(sg_pipeline *pipeline);
+
+/* Waits until batch `index` is complete, reporting it and every batch before
+ * it. Returns the batch's status: SG_OK, its error (with the message), or
+ * SG_ERR_STOPPED when an earlier batch failed. A batch not yet submitted is
+ * SG_ERR_INVALID_ARGUMENT. */
+SG_API sg_status sg_pipeline_wait(sg_pipeline *pipeline, uint64_t index);
+
+/* Waits for every batch submitted so far, reporting each. SG_OK, or
+ * SG_ERR_STOPPED once a batch has failed. Always returns. */
+SG_API sg_status sg_pipeline_drain(sg_pipeline *pipeline);
+
+/* ---- inspection ---------------------------------------------------------- */
+
+typedef struct sg_pipeline_stats {
+  unsigned depth;
+  uint64_t submitted;        /* batches accepted: the next batch's index */
+  uint64_t reported;         /* batches reported, in order (complete, failed or stopped) */
+  uint64_t waits;            /* submits that had to wait for their instance */
+  uint64_t would_block;      /* try_submit calls answered SG_ERR_WOULD_BLOCK */
+  uint64_t param_updates;    /* the instances' sg_exec_stats, summed */
+  uint64_t in_place_updates;
+  uint64_t rebuilds;         /* 0 unless an instance was re-planned (binds never do) */
+  int stopped;               /* 1 once a batch has failed */
+  uint64_t failed_batch;     /* when stopped: the first batch (in order) that failed */
+  sg_status fail_status;     /* when stopped: its status */
+} sg_pipeline_stats;
+
+SG_API sg_status sg_pipeline_get_stats(const sg_pipeline *pipeline, sg_pipeline_stats *stats);
+
+/* A copy of instance `index` (its executable and data). */
+SG_API sg_status sg_pipeline_get_instance(const sg_pipeline *pipeline, unsigned index,
+                                          sg_pipeline_instance *instance);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

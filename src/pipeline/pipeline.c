@@ -1,0 +1,160 @@
+/* Pipelines: creation (one executable per instance, each set up by the
+ * user), destruction and inspection. */
+#include <string.h>
+
+#include "core/handles.h"
+#include "core/sys.h"
+#include "pipeline/pipeline_internal.h"
+#include "plan/schedule_build.h"
+
+void sg_pipeline_options_init(sg_pipeline_options *opts) {
+  if (!opts) return;
+  memset(opts, 0, sizeof *opts);
+  /* Three instances let one batch upload while one computes and one
+   * downloads; the copy engines work in both directions at once. */
+  opts->depth = 3;
+  sg_exec_options_init(&opts->exec);
+}
+
+sg_status sg__pipeline_enter(const sg_pipeline *p, const char *fn) {
+  sg_status st = sg__handle_check(p, SG__HANDLE_PIPELINE, fn, "pipeline");
+  if (st) return st;
+  if (p->in_callback)
+    return sg__fail(SG_ERR_INVALID_ARGUMENT,
+                    "%s: called from the pipeline's own bind or on_complete callback", fn);
+  return SG_OK;
+}
+
+/* Instances share the device's hardware queues: give each an equal share
+ * unless the caller chose a stream limit. */
+static unsigned streams_per_instance(unsigned depth) {
+  unsigned queues = sg__default_max_streams();
+  unsigned share = queues / depth;
+  return share ? share : 1u;
+}
+
+/* Tears down and destroys instances [0, count), last first. */
+static void release_instances(sg_pipeline *p, unsigned count) {
+  for (unsigned i = count; i-- > 0;) {
+    sg__pipe_slot *s = &p->slots[i];
+    if (s->inst.exec) sg_exec_wait(s->inst.exec); /* idle before teardown frees buffers */
+    if (s->set_up && p->options.teardown) p->options.teardown(&s->inst, p->options.user_data);
+    s->set_up = 0;
+    if (s->inst.exec) sg_exec_destroy(s->inst.exec);
+    s->inst.exec = NULL;
+  }
+}
+
+/* Makes and sets up instance i; on failure it is left for release_instances. */
+static sg_status make_instance(sg_pipeline *p, const sg_graph *graph, unsigned i,
+                               const char *fn) {
+  sg__pipe_slot *s = &p->slots[i];
+  s->inst.index = i;
+  sg_status st = sg_exec_create(graph, &p->options.exec, &s->inst.exec);
+  if (st) {
+    char cause[SG_ERROR_MESSAGE_BYTES];
+    sg__format(cause, sizeof cause, "%s", sg_last_error());
+    return sg__fail(st, "%s: instance %u of %u: %s", fn, i, p->depth, cause);
+  }
+  if (p->options.setup) {
+    int rc = p->options.setup(&s->inst, p->options.user_data);
+    if (rc) return sg__fail(SG_ERR_CALLBACK, "%s: setup of instance %u returned %d", fn, i, rc);
+  }
+  s->set_up = 1;
+  return SG_OK;
+}
+
+sg_status sg_pipeline_create(const sg_graph *graph, const sg_pipeline_options *opts,
+                             sg_pipeline **out) {
+  if (!out) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: out is NULL", __func__);
+  *out = NULL;
+  sg_status st = sg__handle_check(graph, SG__HANDLE_GRAPH, __func__, "graph");
+  if (st) return st;
+  sg_pipeline_options o;
+  if (opts) o = *opts; else sg_pipeline_options_init(&o);
+  if (o.depth < 1 || o.depth > SG_PIPELINE_MAX_DEPTH)
+    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: depth %u is out of range (1..%u)", __func__,
+                    o.depth, SG_PIPELINE_MAX_DEPTH);
+  if (o.exec.max_streams == 0) o.exec.max_streams = streams_per_instance(o.depth);
+
+  sg_pipeline *p = sg__calloc(1, sizeof *p);
+  sg__pipe_slot *slots = sg__calloc(o.depth, sizeof *slots);
+  if (!p || !slots) {
+    sg__free(p);
+    sg__free(slots);
+    return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", __func__);
+  }
+  p->options = o;
+  p->depth = o.depth;
+  p->slots = slots;
+  unsigned made = 0;
+  for (; made < p->depth; made++) {
+    st = make_instance(p, graph, made, __func__);
+    if (st) {
+      made++; /* its executable, if any, is released below */
+      break;
+    }
+  }
+  if (!st) st = sg__handle_register(p, SG__HANDLE_PIPELINE);
+  if (st) {
+    char cause[SG_ERROR_MESSAGE_BYTES];
+    sg__format(cause, sizeof cause, "%s", sg_last_error());
+    release_instances(p, made); /* teardown may call the library: keep our message */
+    sg__free(p->slots);
+    sg__free(p);
+    return sg__fail(st, "%s", cause);
+  }
+  *out = p;
+  return SG_OK;
+}
+
+sg_status sg_pipeline_destroy(sg_pipeline *pipeline) {
+  sg_status st = sg__pipeline_enter(pipeline, __func__);
+  if (st) return st;
+  /* Waiting on a failed instance sets this thread's message; a successful
+   * call must leave it as it was. */
+  char message[SG_ERROR_MESSAGE_BYTES];
+  sg__format(message, sizeof message, "%s", sg_last_error());
+  sg__handle_unregister(pipeline);
+  release_instances(pipeline, pipeline->depth);
+  sg__free(pipeline->slots);
+  sg__free(pipeline);
+  sg__fail(SG_OK, "%s", message);
+  return SG_OK;
+}
+
+sg_status sg_pipeline_get_stats(const sg_pipeline *pipeline, sg_pipeline_stats *stats) {
+  sg_status st = sg__handle_check(pipeline, SG__HANDLE_PIPELINE, __func__, "pipeline");
+  if (st) return st;
+  if (!stats) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: stats is NULL", __func__);
+  const sg_pipeline *p = pipeline;
+  memset(stats, 0, sizeof *stats);
+  stats->depth = p->depth;
+  stats->submitted = p->next_batch;
+  stats->reported = p->next_report;
+  stats->waits = p->waits;
+  stats->would_block = p->would_block;
+  for (unsigned i = 0; i < p->depth; i++) {
+    sg_exec_stats es;
+    if ((st = sg_exec_get_stats(p->slots[i].inst.exec, &es))) return st;
+    stats->param_updates += es.param_updates;
+    stats->in_place_updates += es.in_place_updates;
+    stats->rebuilds += es.rebuilds;
+  }
+  stats->stopped = p->stopped;
+  stats->failed_batch = p->stopped ? p->failed_batch : 0;
+  stats->fail_status = p->stopped ? p->fail_status : SG_OK;
+  return SG_OK;
+}
+
+sg_status sg_pipeline_get_instance(const sg_pipeline *pipeline, unsigned index,
+                                   sg_pipeline_instance *instance) {
+  sg_status st = sg__handle_check(pipeline, SG__HANDLE_PIPELINE, __func__, "pipeline");
+  if (st) return st;
+  if (!instance) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: instance is NULL", __func__);
+  if (index >= pipeline->depth)
+    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: instance %u is out of range (depth %u)",
+                    __func__, index, pipeline->depth);
+  *instance = pipeline->slots[index].inst;
+  return SG_OK;
+}

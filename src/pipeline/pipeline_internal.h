@@ -1,0 +1,66 @@
+/* Internal: the pipeline object, shared by its creation, submission and
+ * completion files.
+ *
+ * Batch b always runs on instance b % depth, so the instance a batch needs is
+ * known before it is submitted, and completions can be reported in batch
+ * order by waiting on the instances in that same rotation. At most one batch
+ * is in flight per instance: a batch is reported before its instance is
+ * reused, which is what makes an instance's failure belong to exactly one
+ * batch. */
+#ifndef SG_PIPELINE_PIPELINE_INTERNAL_H
+#define SG_PIPELINE_PIPELINE_INTERNAL_H
+
+#include <stdint.h>
+
+#include "core/error.h"
+#include "streamgraph/pipeline.h"
+
+typedef struct sg__pipe_slot {
+  sg_pipeline_instance inst;
+  int set_up;                /* setup succeeded: teardown is owed */
+  int busy;                  /* a batch is in flight and not yet reported */
+  uint64_t batch;            /* that batch */
+  void *batch_data;          /* its user data */
+} sg__pipe_slot;
+
+struct sg_pipeline {
+  sg_pipeline_options options; /* as resolved: depth >= 1, exec.max_streams > 0 */
+  unsigned depth;
+  sg__pipe_slot *slots;        /* depth of them */
+  uint64_t next_batch;         /* index the next accepted batch gets */
+  uint64_t next_report;        /* oldest batch not yet reported */
+  int in_callback;             /* a bind or on_complete callback is running */
+  uint64_t waits;
+  uint64_t would_block;
+
+  /* The first failing batch in batch order. A launch error is known at
+   * submit, an execution error only when its batch is reached in order, so
+   * failed_batch can move to an earlier batch until that one is reported. */
+  int stopped;
+  uint64_t failed_batch;
+  sg_status fail_status;
+  char fail_message[SG_ERROR_MESSAGE_BYTES];
+};
+
+/* Records that `batch` (on `instance`) failed with `status`; the cause is
+ * this thread's current message. Keeps the earliest failing batch. */
+void sg__pipeline_stop(sg_pipeline *p, uint64_t batch, unsigned instance, sg_status status);
+
+/* Reports, in order, the batches before `end` (capped at the batches
+ * submitted). Blocking: waits for each; otherwise stops at the first batch
+ * still running. Returns 1 when every batch before `end` is reported. */
+int sg__pipeline_report_until(sg_pipeline *p, uint64_t end, int blocking);
+
+/* SG_ERR_STOPPED with a message naming the failing batch, prefixed by fn. */
+sg_status sg__pipeline_stopped_error(const sg_pipeline *p, const char *fn);
+
+/* Common entry check: a live pipeline handle, not called from one of its own
+ * callbacks. */
+sg_status sg__pipeline_enter(const sg_pipeline *p, const char *fn);
+
+/* Applies a batch's binds to the (idle) instance's executable: validates
+ * them all first, then one sg_exec_set_* per bound node. */
+sg_status sg__pipeline_apply_binds(sg__pipe_slot *slot, uint64_t batch,
+                                   const sg_pipeline_bind *binds, size_t count, const char *fn);
+
+#endif
