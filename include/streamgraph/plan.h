@@ -23,21 +23,40 @@ typedef struct sg_plan sg_plan;
 
 /* Plans `graph` with at most `max_streams` streams (0: the default limit,
  * CUDA_DEVICE_MAX_CONNECTIONS when set, else 8). SG_ERR_CYCLE names the
- * nodes of one cycle. The plan is a snapshot: the graph may change after. */
+ * nodes of one cycle. The plan is a snapshot: the graph may change after.
+ *
+ * The plan puts two nodes on one stream only when one depends on the other,
+ * using as many streams as the graph's width, unless that exceeds the limit;
+ * then chains of nodes are merged onto the limit's streams, choosing merges
+ * that cost the least concurrency. Events carry every cross-stream
+ * dependency that stream order and earlier events do not already imply.
+ * docs/plan.md describes the algorithms. */
 SG_API sg_status sg_plan_create(const sg_graph *graph, unsigned max_streams, sg_plan **out);
+/* Frees a plan made by sg_plan_create. A plan obtained from an executable
+ * (sg_exec_get_plan) belongs to it: SG_ERR_INVALID_ARGUMENT. */
 SG_API sg_status sg_plan_destroy(sg_plan *plan);
 
 typedef struct sg_plan_summary {
   size_t node_count;
   size_t edge_count;           /* distinct edges of the graph */
-  size_t reduced_edge_count;   /* edges left after transitive reduction */
-  unsigned stream_count;
-  unsigned event_count;        /* cross-stream record/wait pairs per launch */
-  unsigned max_streams;        /* the limit the plan was made under */
+  size_t reduced_edge_count;   /* edges left after transitive reduction (exact up to a few
+                                  thousand nodes; on very large, wide graphs only edges implied
+                                  by two-edge paths are removed) */
+  unsigned stream_count;       /* == min(width, max_streams) when the width is exact */
+  unsigned event_count;        /* events recorded per launch; each is waited for by one or
+                                  more other streams */
+  unsigned max_streams;        /* the limit the plan was made under (0 resolved) */
   size_t width;                /* the DAG's width (largest set of mutually independent nodes) */
   int width_exact;             /* 1 if `width` is exact, 0 if it is a lower bound
                                   (large graphs use a near-linear method) */
   size_t critical_path_nodes;  /* nodes on the longest dependency chain */
+  /* Added after the first draft of this header: */
+  size_t wait_count;           /* cross-stream waits per launch; none is implied by the others
+                                  and stream order (see docs/plan.md for the one exception) */
+  unsigned chain_count;        /* streams the plan would use without a limit (the chain cover);
+                                  more than stream_count when chains were merged */
+  size_t plan_critical_path_nodes; /* longest path through edges and stream order: equal to
+                                  critical_path_nodes unless merging chains cost concurrency */
 } sg_plan_summary;
 
 SG_API sg_status sg_plan_get_summary(const sg_plan *plan, sg_plan_summary *summary);
@@ -48,17 +67,24 @@ typedef struct sg_plan_node_info {
   size_t order;                /* its place in the plan's issue order (a topological order) */
   unsigned wait_count;         /* events it waits for before starting */
   int records_event;           /* 1 if other streams wait on an event recorded after it */
+  unsigned event;              /* that event's number (0-based) when records_event is 1 */
 } sg_plan_node_info;
 
+/* `node` is a handle of the graph the plan was made from. */
 SG_API sg_status sg_plan_get_node(const sg_plan *plan, sg_node node, sg_plan_node_info *info);
 
 /* The nodes of `stream` in order: fills up to `capacity` entries of `nodes`
- * and sets *count to the stream's length. */
+ * (which may be NULL when capacity is 0) and sets *count to the stream's
+ * length. */
 SG_API sg_status sg_plan_get_stream(const sg_plan *plan, unsigned stream, sg_node *nodes,
                                     size_t capacity, size_t *count);
 
-/* The plan as Graphviz DOT: nodes grouped and coloured by stream, event edges
- * dashed. *dot is allocated by the library; free it with sg_free. */
+/* The plan as Graphviz DOT: one cluster per stream, nodes coloured by stream
+ * and labelled with name, kind and index; the reduced edges drawn solid,
+ * except those carried by an event, dashed and labelled with the event;
+ * stream order between consecutive nodes with no edge between them (only
+ * where chains were merged) dotted. *dot is allocated by the library; free it
+ * with sg_free. */
 SG_API sg_status sg_plan_to_dot(const sg_plan *plan, char **dot);
 
 /* Frees memory the library returned (sg_plan_to_dot and the like). */

@@ -35,6 +35,18 @@ typedef struct sg__schedule {
   size_t width;              /* DAG width (exact or a lower bound) */
   int width_exact;
   size_t critical_path;      /* nodes on the longest chain */
+
+  /* Added by the planner for inspection and benchmarks; the replay contract
+   * above does not depend on them. */
+  uint32_t max_streams;      /* the stream limit the schedule was made under (0 resolved) */
+  uint32_t chain_count;      /* chains of the cover before they were merged to fit the limit
+                                (== stream_count when the limit did not bind) */
+  size_t wait_count;         /* == wait_start[node_count] */
+  size_t plan_critical_path; /* nodes on the longest path through edges and stream order:
+                                == critical_path unless merging streams cost concurrency */
+  int reduction_exact;       /* 1: red_succ is the exact transitive reduction */
+  int waits_exact;           /* 1: every wait was proved necessary (vector clocks);
+                                0: a cheaper check was used, a wait may be redundant */
 } sg__schedule;
 
 #endif

@@ -1,1 +1,15 @@
 # Sources of src/plan (paths relative to src/).
+list(APPEND SG_C_SOURCES
+  plan/limits.c
+  plan/csr.c
+  plan/topo.c
+  plan/cover_greedy.c
+  plan/cover_augment.c
+  plan/reduce.c
+  plan/merge.c
+  plan/layout.c
+  plan/knowledge.c
+  plan/events.c
+  plan/schedule_build.c
+  plan/plan.c
+  plan/plan_dot.c)

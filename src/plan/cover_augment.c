@@ -1,0 +1,141 @@
+/* Minimum chain cover (Dilworth): maximum matching on the transitive closure,
+ * found by augmenting paths, with the closure never built.
+ *
+ * A chain cover is a matching in the bipartite graph "u (left) -> v (right)
+ * when v is reachable from u": next[u] = v. Chains = n - matched pairs, so a
+ * maximum matching is a minimum cover, and its size is the width (Dilworth,
+ * via Fulkerson's reduction; the method published for Nimble). The closure
+ * can hold O(n^2) pairs; instead, the right-hand neighbours of u are found by
+ * walking the DAG from u.
+ *
+ * A phase searches from every free left node (a chain's last node) at once.
+ * The walk from left u visits u's descendants x not yet seen in this phase;
+ * such an x is the right end of a closure pair (u, x). If x starts a chain
+ * (free on the right) the path found augments the matching: chains are
+ * relinked along it and two chains become one. Otherwise x's chain
+ * predecessor (its left partner) joins the search. A node walked through
+ * once per phase is never walked again in that phase: its descendants are
+ * already reached, and any left node will do as their origin. So a phase
+ * costs O(n + E), and each search tree augments at most once per phase
+ * (trees share no node, so their paths are disjoint and may all be applied).
+ *
+ * A phase that augments nothing explored everything: no augmenting path
+ * exists, and the cover is minimum (Berge). Phases stop early when the cover
+ * reaches the lower bound from topo.c, or when limits->cover_work is spent;
+ * in the last case the cover is kept, valid but maybe not minimum. */
+#include "core/sys.h"
+#include "plan/work.h"
+
+typedef struct search {
+  sg__work *w;
+  uint32_t phase;   /* stamps below equal to it mean "in this phase" */
+  uint32_t *walked; /* node walked through (as a right node) */
+  uint32_t *queued; /* node queued as a left node */
+  uint32_t *done;   /* root whose tree has augmented */
+  uint32_t *root;   /* left node -> root of its search tree */
+  uint32_t *origin; /* right node -> the left node whose walk reached it */
+  uint32_t *queue, *stack;
+} search;
+
+/* Relinks chains along the path that ends at free right node x. */
+static void augment(search *s, uint32_t x) {
+  uint32_t *next = s->w->next, *prev = s->w->prev;
+  for (;;) {
+    uint32_t u = s->origin[x];
+    uint32_t old = next[u]; /* the right node u was reached through; none at the root */
+    next[u] = x;
+    prev[x] = u;
+    if (old == SG__NONE) return;
+    x = old;
+  }
+}
+
+/* Walks from left node u; returns 1 if its tree augmented. */
+static int walk(search *s, uint32_t u, uint32_t *tail, uint64_t *work) {
+  const sg__work *w = s->w;
+  uint32_t ph = s->phase, sp = 0;
+  uint32_t r = s->root[u];
+  for (uint32_t e = w->succ_start[u]; e < w->succ_start[u + 1]; e++) {
+    uint32_t x = w->succ[e];
+    if (s->walked[x] == ph) continue;
+    s->walked[x] = ph;
+    s->origin[x] = u;
+    s->stack[sp++] = x;
+  }
+  *work += 1 + (w->succ_start[u + 1] - w->succ_start[u]);
+  while (sp) {
+    uint32_t x = s->stack[--sp];
+    uint32_t mate = w->prev[x];
+    if (mate == SG__NONE) {
+      augment(s, x);
+      s->done[r] = ph;
+      return 1;
+    }
+    if (s->queued[mate] != ph) {
+      s->queued[mate] = ph;
+      s->root[mate] = r;
+      s->queue[(*tail)++] = mate;
+    }
+    for (uint32_t e = w->succ_start[x]; e < w->succ_start[x + 1]; e++) {
+      uint32_t y = w->succ[e];
+      if (s->walked[y] == ph) continue;
+      s->walked[y] = ph;
+      s->origin[y] = u;
+      s->stack[sp++] = y;
+    }
+    *work += 1 + (w->succ_start[x + 1] - w->succ_start[x]);
+  }
+  return 0;
+}
+
+/* One phase; returns the number of augmentations. */
+static uint32_t phase(search *s, uint64_t *work) {
+  sg__work *w = s->w;
+  uint32_t head = 0, tail = 0, found = 0;
+  for (uint32_t i = 0; i < w->n; i++) {
+    uint32_t u = w->out->order[i];
+    if (w->next[u] != SG__NONE) continue;
+    s->queued[u] = s->phase;
+    s->root[u] = u;
+    s->queue[tail++] = u;
+  }
+  while (head < tail) {
+    uint32_t u = s->queue[head++];
+    if (s->done[s->root[u]] == s->phase) continue;
+    found += (uint32_t)walk(s, u, &tail, work);
+  }
+  return found;
+}
+
+sg_status sg__cover_augment(sg__work *w) {
+  if (w->cover_exact) return SG_OK;
+  uint32_t n = w->n;
+  search s = {w, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+  uint32_t **arrays[] = {&s.walked, &s.queued, &s.done, &s.root, &s.origin, &s.queue, &s.stack};
+  size_t count = sizeof arrays / sizeof arrays[0];
+  sg_status st = SG_OK;
+  for (size_t i = 0; i < count; i++) {
+    /* Stamps start at 0 and phases count from 1, so zeroed means unseen. */
+    *arrays[i] = sg__calloc(n, sizeof(uint32_t));
+    if (!*arrays[i]) st = sg__oom(w, "chain cover search");
+  }
+  if (!st) {
+    uint64_t work = 0, per_phase = (uint64_t)n + w->edges;
+    for (;;) {
+      if (w->chain_count == w->width_bound) {
+        w->cover_exact = 1;
+        break;
+      }
+      if (work + per_phase > w->limits->cover_work) break;
+      s.phase++;
+      uint32_t found = phase(&s, &work);
+      if (found == 0) {
+        w->cover_exact = 1;
+        break;
+      }
+      w->chain_count -= found;
+    }
+  }
+  for (size_t i = 0; i < count; i++) sg__free(*arrays[i]);
+  return st;
+}

@@ -1,0 +1,181 @@
+/* The public plan object: creation from a graph or a snapshot, inspection,
+ * destruction. The algorithms live in schedule_build.c and the steps it
+ * calls; DOT in plan_dot.c. */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/graph_internal.h"
+#include "core/handles.h"
+#include "core/sys.h"
+#include "plan/plan.h"
+#include "plan/plan_internal.h"
+#include "plan/schedule_build.h"
+
+/* Copies what inspection needs of the nodes: kinds, and names in one block. */
+static sg_status copy_nodes(sg_plan *p, const sg__snapshot *snap) {
+  uint32_t n = snap->node_count;
+  size_t bytes = 0;
+  for (uint32_t i = 0; i < n; i++)
+    if (snap->nodes[i].name) bytes += strlen(snap->nodes[i].name) + 1;
+  p->kinds = sg__malloc((n ? n : 1) * sizeof *p->kinds);
+  p->name_at = sg__malloc((n ? n : 1) * sizeof *p->name_at);
+  p->names = sg__malloc(bytes ? bytes : 1);
+  p->rank = sg__malloc((n ? n : 1) * sizeof *p->rank);
+  if (!p->kinds || !p->name_at || !p->names || !p->rank) return SG_ERR_OUT_OF_MEMORY;
+  size_t at = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    const char *name = snap->nodes[i].name;
+    p->kinds[i] = snap->nodes[i].kind;
+    p->name_at[i] = name ? (uint32_t)at : SG__UNNAMED;
+    if (name) {
+      size_t len = strlen(name) + 1;
+      memcpy(p->names + at, name, len);
+      at += len;
+    }
+  }
+  for (uint32_t i = 0; i < n; i++) p->rank[p->schedule.order[i]] = i;
+  return SG_OK;
+}
+
+static void free_plan(sg_plan *p) {
+  sg__schedule_free(&p->schedule);
+  sg__free(p->rank);
+  sg__free(p->kinds);
+  sg__free(p->name_at);
+  sg__free(p->names);
+  sg__free(p);
+}
+
+sg_status sg__plan_build(const sg__snapshot *snap, unsigned max_streams, int owned_by_exec,
+                         sg_plan **out) {
+  if (!out) return sg__fail(SG_ERR_INVALID_ARGUMENT, "planner: out is NULL");
+  *out = NULL;
+  if (!snap) return sg__fail(SG_ERR_INVALID_ARGUMENT, "planner: snapshot is NULL");
+  sg_plan *p = sg__calloc(1, sizeof *p);
+  if (!p) return sg__fail(SG_ERR_OUT_OF_MEMORY, "planner: out of memory");
+  p->graph_serial = snap->graph_serial;
+  p->edge_count = snap->edge_count;
+  p->owned_by_exec = owned_by_exec != 0;
+  sg_status st = sg__schedule_build(snap->node_count, snap->succ_start, snap->succ, max_streams,
+                                    &p->schedule);
+  if (!st && copy_nodes(p, snap))
+    st = sg__fail(SG_ERR_OUT_OF_MEMORY, "planner: out of memory copying node names");
+  if (!st) st = sg__handle_register(p, SG__HANDLE_PLAN);
+  if (st) {
+    free_plan(p);
+    return st;
+  }
+  *out = p;
+  return SG_OK;
+}
+
+void sg__plan_free(sg_plan *plan) {
+  if (!plan) return;
+  sg__handle_unregister(plan);
+  free_plan(plan);
+}
+
+const sg__schedule *sg__plan_schedule(const sg_plan *plan) {
+  return plan ? &plan->schedule : NULL;
+}
+
+/* Re-reports the current failure with `fn` in front ("planner: x" becomes
+ * "sg_plan_create: x"), so the message names the call the user made. */
+static sg_status prefix_failure(sg_status st, const char *fn) {
+  char copy[SG_ERROR_MESSAGE_BYTES];
+  const char *msg = sg_last_error();
+  if (strncmp(msg, "planner: ", 9) == 0) msg += 9;
+  snprintf(copy, sizeof copy, "%s", msg);
+  return sg__fail(st, "%s: %s", fn, copy);
+}
+
+sg_status sg_plan_create(const sg_graph *graph, unsigned max_streams, sg_plan **out) {
+  if (!out) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: out is NULL", __func__);
+  *out = NULL;
+  sg_status st = sg__handle_check(graph, SG__HANDLE_GRAPH, __func__, "graph");
+  if (st) return st;
+  /* A shallow snapshot borrows the graph's nodes: the plan copies the little
+   * it keeps of them (names, kinds) itself. */
+  sg__snapshot snap;
+  if (sg__graph_snapshot_shallow(graph, &snap))
+    return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory copying the graph", __func__);
+  st = sg__snapshot_check_acyclic(&snap, __func__);
+  if (!st) {
+    st = sg__plan_build(&snap, max_streams, 0, out);
+    if (st) st = prefix_failure(st, __func__);
+  }
+  sg__snapshot_free(&snap);
+  return st;
+}
+
+sg_status sg_plan_destroy(sg_plan *plan) {
+  sg_status st = sg__handle_check(plan, SG__HANDLE_PLAN, __func__, "plan");
+  if (st) return st;
+  if (plan->owned_by_exec)
+    return sg__fail(SG_ERR_INVALID_ARGUMENT,
+                    "%s: the plan belongs to an executable (sg_exec_get_plan) and is freed with "
+                    "it by sg_exec_destroy", __func__);
+  sg__plan_free(plan);
+  return SG_OK;
+}
+
+sg_status sg_plan_get_summary(const sg_plan *plan, sg_plan_summary *summary) {
+  sg_status st = sg__handle_check(plan, SG__HANDLE_PLAN, __func__, "plan");
+  if (st) return st;
+  if (!summary) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: summary is NULL", __func__);
+  const sg__schedule *s = &plan->schedule;
+  memset(summary, 0, sizeof *summary);
+  summary->node_count = s->node_count;
+  summary->edge_count = plan->edge_count;
+  summary->reduced_edge_count = s->reduced_edge_count;
+  summary->stream_count = s->stream_count;
+  summary->event_count = s->event_count;
+  summary->max_streams = s->max_streams;
+  summary->width = s->width;
+  summary->width_exact = s->width_exact;
+  summary->critical_path_nodes = s->critical_path;
+  summary->wait_count = s->wait_count;
+  summary->chain_count = s->chain_count;
+  summary->plan_critical_path_nodes = s->plan_critical_path;
+  return SG_OK;
+}
+
+sg_status sg_plan_get_node(const sg_plan *plan, sg_node node, sg_plan_node_info *info) {
+  sg_status st = sg__handle_check(plan, SG__HANDLE_PLAN, __func__, "plan");
+  if (st) return st;
+  if (!info) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: info is NULL", __func__);
+  const sg__schedule *s = &plan->schedule;
+  uint32_t i;
+  st = sg__node_resolve(node, plan->graph_serial, s->node_count, __func__, "node", &i);
+  if (st) return st;
+  memset(info, 0, sizeof *info);
+  info->stream = s->stream_of[i];
+  info->position = s->position[i];
+  info->order = plan->rank[i];
+  info->wait_count = s->wait_start[i + 1] - s->wait_start[i];
+  info->records_event = s->record_event[i] >= 0;
+  info->event = s->record_event[i] >= 0 ? (unsigned)s->record_event[i] : 0;
+  return SG_OK;
+}
+
+sg_status sg_plan_get_stream(const sg_plan *plan, unsigned stream, sg_node *nodes,
+                             size_t capacity, size_t *count) {
+  sg_status st = sg__handle_check(plan, SG__HANDLE_PLAN, __func__, "plan");
+  if (st) return st;
+  if (!count) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: count is NULL", __func__);
+  if (!nodes && capacity)
+    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: nodes is NULL but capacity is %zu", __func__,
+                    capacity);
+  const sg__schedule *s = &plan->schedule;
+  if (stream >= s->stream_count)
+    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: stream %u is out of range (the plan has %u)",
+                    __func__, stream, s->stream_count);
+  size_t len = s->stream_start[stream + 1] - s->stream_start[stream];
+  for (size_t k = 0; k < len && k < capacity; k++)
+    nodes[k] = sg__node_make(plan->graph_serial, s->stream_nodes[s->stream_start[stream] + k]);
+  *count = len;
+  return SG_OK;
+}
+
+void sg_free(void *ptr) { sg__free(ptr); }

@@ -1,0 +1,29 @@
+/* Internal: the plan object as the executables use it.
+ *
+ * A plan holds a schedule (plan/schedule.h) plus what inspection and DOT need
+ * (the graph's serial, node names and kinds), so it stays valid after the
+ * graph changes or goes away. Every plan is a registered handle; one made
+ * for an executable (owned_by_exec) is refused by sg_plan_destroy and freed
+ * by its executable with sg__plan_free.
+ *
+ * Messages of failures start with "planner: "; callers may prefix their own
+ * name (sg_plan_create does). */
+#ifndef SG_PLAN_PLAN_H
+#define SG_PLAN_PLAN_H
+
+#include "core/snapshot.h"
+#include "plan/schedule.h"
+#include "streamgraph/plan.h"
+
+/* Builds a plan from an acyclic snapshot (the snapshot is only read, and may
+ * be freed afterwards). owned_by_exec != 0 makes sg_plan_destroy refuse it
+ * (the executable frees it with sg__plan_free). max_streams 0: the default. */
+sg_status sg__plan_build(const sg__snapshot *snap, unsigned max_streams, int owned_by_exec,
+                         sg_plan **out);
+/* Unregisters and frees; NULL is fine. */
+void sg__plan_free(sg_plan *plan);
+const sg__schedule *sg__plan_schedule(const sg_plan *plan);
+/* CUDA_DEVICE_MAX_CONNECTIONS when set to a positive number, else 8. */
+unsigned sg__default_max_streams(void);
+
+#endif

@@ -1,0 +1,24 @@
+/* Internal: the plan object's layout, shared by plan.c and plan_dot.c. */
+#ifndef SG_PLAN_PLAN_INTERNAL_H
+#define SG_PLAN_PLAN_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/node.h"
+#include "plan/schedule.h"
+
+#define SG__UNNAMED UINT32_MAX
+
+struct sg_plan {
+  sg__schedule schedule;
+  uint32_t graph_serial;  /* node handles of this graph apply */
+  size_t edge_count;      /* distinct edges of the graph */
+  int owned_by_exec;
+  uint32_t *rank;         /* node -> its place in schedule.order */
+  sg__node_kind *kinds;   /* node -> kind, for DOT */
+  uint32_t *name_at;      /* node -> offset of its name in names, or SG__UNNAMED */
+  char *names;            /* the names, each NUL-terminated, one after another */
+};
+
+#endif
