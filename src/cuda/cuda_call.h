@@ -11,6 +11,21 @@
 
 #define SG_CUDA(call) (sg__fault_hit(SG_FAULT_CUDA) ? cudaErrorUnknown : (call))
 
+/* For calls that must happen even when a fault is injected, because skipping
+ * them would leave CUDA state broken (ending a stream capture): the call is
+ * made, and then the armed fault, if due, replaces its result. The caller
+ * treats cudaErrorUnknown as a failure and releases what the call produced. */
+static inline cudaError_t sg__cuda_after(cudaError_t real) {
+  return sg__fault_hit(SG_FAULT_CUDA) ? cudaErrorUnknown : real;
+}
+#define SG_CUDA_AFTER(call) sg__cuda_after(call)
+
+/* Release calls (destroying streams, events, graphs; restoring the caller's
+ * device; clearing a handled error with cudaGetLastError) are made directly,
+ * not through SG_CUDA: their failure cannot be reported or acted on, and
+ * skipping them would leak CUDA objects or leave the thread on the wrong
+ * device. */
+
 /* Turns a CUDA error into SG_ERR_CUDA with a message naming the error, the
  * call and the context: "sg_exec_launch: node 'k' (#3): cudaLaunchKernel
  * failed: cudaErrorInvalidDeviceFunction (invalid device function)". */

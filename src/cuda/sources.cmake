@@ -1,4 +1,17 @@
 # Sources of src/cuda (paths relative to src/); built only with CUDA.
 list(APPEND SG_CUDA_C_SOURCES
   cuda/cuda_call.c
-  cuda/hooks.c)
+  cuda/hooks.c
+  cuda/cuda_exec.c
+  cuda/cuda_device.c
+  cuda/cuda_streams.c
+  cuda/cuda_nodes.c
+  cuda/cuda_work.c
+  cuda/cuda_copy.c
+  cuda/cuda_memset.c
+  cuda/cuda_stream_fn.c
+  cuda/streams_mode.c
+  cuda/graph_mode.c
+  cuda/graph_explicit.c
+  cuda/graph_capture.c
+  cuda/graph_update.c)

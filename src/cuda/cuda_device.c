@@ -1,0 +1,117 @@
+/* The CUDA backend's device handling: making the executable's device
+ * current around each call, and checking what a node needs of the device
+ * (reachable memory, a CUDA function, shared memory within the limit). */
+#include <stdio.h>
+
+#include "core/memory_table.h"
+#include "cuda/cuda_call.h"
+#include "cuda/cuda_exec.h"
+
+sg_status sg__cuda_enter(int device, int *previous, const char *fn) {
+  cudaError_t err = SG_CUDA(cudaGetDevice(previous));
+  if (err != cudaSuccess) return sg__cuda_fail(err, "cudaGetDevice", fn);
+  /* Setting the device that is already current still costs a driver call
+   * on some versions; a launch makes this check every time. */
+  if (*previous == device) return SG_OK;
+  err = SG_CUDA(cudaSetDevice(device));
+  if (err != cudaSuccess) {
+    char where[96];
+    snprintf(where, sizeof where, "%s: device %d", fn, device);
+    return sg__cuda_fail(err, "cudaSetDevice", where);
+  }
+  return SG_OK;
+}
+
+void sg__cuda_leave(int device, int previous) {
+  /* Not a fault point: restoring the caller's device cannot be reported
+   * (the work is done) and must not be skipped. */
+  if (previous != device) cudaSetDevice(previous);
+}
+
+static sg_status refuse_host_device(const char *where, const char *what) {
+  return sg__fail(SG_ERR_INVALID_COPY,
+                  "%s: %s host-backend \"device\" memory (sg_mem_alloc(SG_BACKEND_HOST, ...)), "
+                  "which the GPU cannot reach; allocate it with SG_BACKEND_CUDA",
+                  where, what);
+}
+
+/* Raises the function's dynamic shared memory limit when the node asks for
+ * more than the default (48 KiB), after checking the device can give it.
+ * The attribute belongs to the function (process-wide, per device); it is
+ * only ever raised, so other users of the function are not affected. */
+static sg_status check_shared(sg__cuda_state *b, const sg__kernel *k, const char *where) {
+  if (k->shared_bytes == 0) return SG_OK;
+  struct cudaFuncAttributes a;
+  cudaError_t err = SG_CUDA(cudaFuncGetAttributes(&a, k->func));
+  if (err != cudaSuccess) return sg__cuda_fail(err, "cudaFuncGetAttributes", where);
+  if (a.sharedSizeBytes + k->shared_bytes > (size_t)b->max_shared_optin)
+    return sg__fail(SG_ERR_INVALID_LAUNCH,
+                    "%s: %zu bytes of dynamic shared memory (plus %zu static) exceed device "
+                    "%d's limit of %d bytes per block",
+                    where, k->shared_bytes, a.sharedSizeBytes, b->device, b->max_shared_optin);
+  if (k->shared_bytes <= (size_t)a.maxDynamicSharedSizeBytes) return SG_OK;
+  if (k->func_kind == SG_KERNEL_CUDA_KERNEL) {
+    err = SG_CUDA(cudaKernelSetAttributeForDevice((cudaKernel_t)(uintptr_t)k->func,
+                                                  cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                  (int)k->shared_bytes, b->device));
+    if (err != cudaSuccess) return sg__cuda_fail(err, "cudaKernelSetAttributeForDevice", where);
+  } else {
+    err = SG_CUDA(cudaFuncSetAttribute(k->func, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       (int)k->shared_bytes));
+    if (err != cudaSuccess) return sg__cuda_fail(err, "cudaFuncSetAttribute", where);
+  }
+  return SG_OK;
+}
+
+static sg__cuda_route copy_route(const sg__copy *c) {
+  if (sg__memory_is_host(c->src_memory) && sg__memory_is_host(c->dst_memory))
+    return SG__ROUTE_HOST_WORK; /* cudaMemcpyAsync would copy at once, out of stream order */
+  if (c->src_memory == SG_MEMORY_HOST_PAGEABLE || c->dst_memory == SG_MEMORY_HOST_PAGEABLE)
+    return SG__ROUTE_COPY_PAGEABLE;
+  return SG__ROUTE_COPY;
+}
+
+sg_status sg__cuda_check_node(sg__cuda_state *b, const sg__node *node, uint32_t index,
+                              const char *fn, sg__cuda_route *route) {
+  char label[SG__LABEL_BYTES], where[SG__LABEL_BYTES + 96];
+  snprintf(where, sizeof where, "%s: %s node %s", fn, sg__node_kind_name(node->kind),
+           sg__node_label(node, index, label));
+  switch (node->kind) {
+    case SG__NODE_COPY:
+      if (node->u.copy.src_memory == SG_MEMORY_HOST_DEVICE)
+        return refuse_host_device(where, "the source is");
+      if (node->u.copy.dst_memory == SG_MEMORY_HOST_DEVICE)
+        return refuse_host_device(where, "the destination is");
+      *route = copy_route(&node->u.copy);
+      return SG_OK;
+    case SG__NODE_MEMSET:
+      if (node->u.memset.dst_memory == SG_MEMORY_HOST_DEVICE)
+        return refuse_host_device(where, "the destination is");
+      /* The GPU cannot set pageable memory; a host thread can, in order. */
+      *route = sg__memory_is_host(node->u.memset.dst_memory) ? SG__ROUTE_HOST_WORK
+                                                             : SG__ROUTE_MEMSET;
+      return SG_OK;
+    case SG__NODE_KERNEL:
+      if (!node->u.kernel.func)
+        return sg__fail(SG_ERR_UNSUPPORTED,
+                        "%s has no CUDA function (func is NULL, only a host twin): it can run "
+                        "only on the host backend",
+                        where);
+      *route = SG__ROUTE_KERNEL;
+      return check_shared(b, &node->u.kernel, where);
+    case SG__NODE_HOST:
+      *route = SG__ROUTE_HOST_WORK;
+      return SG_OK;
+    case SG__NODE_STREAM_FN:
+      if (!node->u.stream_fn->fn)
+        return sg__fail(SG_ERR_UNSUPPORTED,
+                        "%s has no stream function (fn is NULL, only a host twin): it can run "
+                        "only on the host backend",
+                        where);
+      *route = SG__ROUTE_STREAM_FN;
+      return SG_OK;
+    default:
+      *route = SG__ROUTE_NOTHING;
+      return SG_OK;
+  }
+}

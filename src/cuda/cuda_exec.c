@@ -1,0 +1,272 @@
+/* The CUDA backend's entry points (sg__backend_ops): creation and node
+ * checks, dispatch to streams or graph mode, waiting, querying, parameter
+ * updates and traces. Every entry point makes the executable's device
+ * current for its CUDA calls and restores the caller's device after. */
+#include <stdio.h>
+
+#include "core/cuda_hooks.h"
+#include "core/sys.h"
+#include "cuda/cuda_call.h"
+#include "cuda/cuda_exec.h"
+
+/* ---- waiting ------------------------------------------------------------ */
+
+/* Errors after which the CUDA context is unusable until the process ends. */
+static int sticky(cudaError_t err) {
+  switch (err) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchFailure:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorAssert:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorECCUncorrectable:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
+/* Records that the GPU reported `err` for this executable's launches. */
+static void launch_failed(sg__cuda_state *b, cudaError_t err, const char *call, const char *fn) {
+  char msg[SG_ERROR_MESSAGE_BYTES];
+  sg__cuda_format(msg, sizeof msg, err, call, fn);
+  if (sticky(err))
+    sg__exec_fail(b->exec, SG_ERR_CUDA,
+                  "%s; a kernel of a launch faulted (CUDA does not say which node). This error "
+                  "is sticky: the CUDA context of device %d is unusable until the process exits",
+                  msg, b->device);
+  else
+    sg__exec_fail(b->exec, SG_ERR_CUDA, "%s", msg);
+}
+
+/* Really waits for everything the executable may have in flight, whatever
+ * happened before (an injected or real failure of a wait). Not fault
+ * points: what follows (freeing payloads, destroying) depends on it. */
+static void drain(sg__cuda_state *b) {
+  for (uint32_t i = 0; b->streams && i < b->stream_count; i++)
+    if (b->streams[i]) cudaStreamSynchronize(b->streams[i]);
+  if (b->done) cudaEventSynchronize(b->done);
+  cudaGetLastError();
+}
+
+static void now_idle(sg__cuda_state *b) {
+  b->busy_done = b->busy_stream = b->interrupted = 0;
+  sg__cuda_work_reap(b);
+}
+
+sg_status sg__cuda_wait_idle(sg__cuda_state *b, const char *fn) {
+  if (!b->busy_done && !b->busy_stream && !b->interrupted) {
+    sg__cuda_work_reap(b);
+    return SG_OK;
+  }
+  int previous;
+  sg_status st = sg__cuda_enter(b->device, &previous, fn);
+  if (st) return st;
+  cudaError_t err = cudaSuccess;
+  const char *call = "cudaStreamSynchronize";
+  for (uint32_t i = 0; b->interrupted && i < b->stream_count && err == cudaSuccess; i++)
+    err = SG_CUDA(cudaStreamSynchronize(b->streams[i]));
+  if (err == cudaSuccess && b->busy_stream) err = SG_CUDA(cudaStreamSynchronize(b->streams[0]));
+  if (err == cudaSuccess && b->busy_done) {
+    call = "cudaEventSynchronize";
+    err = SG_CUDA(cudaEventSynchronize(b->done));
+  }
+  if (err != cudaSuccess) {
+    launch_failed(b, err, call, fn);
+    drain(b);
+  }
+  now_idle(b);
+  sg__cuda_leave(b->device, previous);
+  return SG_OK;
+}
+
+static sg_status cuda_wait(sg_exec *exec) {
+  sg__cuda_state *b = exec->backend;
+  return b ? sg__cuda_wait_idle(b, "sg_exec_wait") : SG_OK;
+}
+
+/* cudaSuccess when done, cudaErrorNotReady while running, else the error. */
+static cudaError_t query_one(cudaStream_t stream, cudaEvent_t event) {
+  cudaError_t err = stream ? SG_CUDA(cudaStreamQuery(stream)) : SG_CUDA(cudaEventQuery(event));
+  return err;
+}
+
+static sg_status cuda_query(sg_exec *exec) {
+  static const char fn[] = "sg_exec_query";
+  sg__cuda_state *b = exec->backend;
+  if (!b->busy_done && !b->busy_stream && !b->interrupted) return SG_OK;
+  int previous;
+  sg_status st = sg__cuda_enter(b->device, &previous, fn);
+  if (st) return st;
+  cudaError_t err = cudaSuccess;
+  for (uint32_t i = 0; b->interrupted && i < b->stream_count && err == cudaSuccess; i++)
+    err = query_one(b->streams[i], NULL);
+  if (err == cudaSuccess && b->busy_stream) err = query_one(b->streams[0], NULL);
+  if (err == cudaSuccess && b->busy_done) err = query_one(NULL, b->done);
+  if (err == cudaErrorNotReady) {
+    cudaGetLastError();
+    sg__cuda_leave(b->device, previous);
+    return SG_NOT_READY;
+  }
+  if (err != cudaSuccess) {
+    launch_failed(b, err, "cudaStreamQuery / cudaEventQuery", fn);
+    drain(b);
+  }
+  now_idle(b);
+  sg__cuda_leave(b->device, previous);
+  return SG_OK;
+}
+
+/* ---- creation and destruction ------------------------------------------ */
+
+static void free_backend(sg__cuda_state *b) {
+  sg__cuda_graph_free(&b->g);
+  sg__cuda_streams_free(b);
+  if (b->work)
+    for (uint32_t n = 0; n < b->s->node_count; n++) sg__free(b->work[n]);
+  sg__cuda_work_reap(b);
+  sg__free(b->work);
+  sg__free(b->route);
+  sg__free(b);
+}
+
+static void cuda_destroy(sg_exec *exec) {
+  sg__cuda_state *b = exec->backend;
+  if (!b) return;
+  const int device = b->device;
+  int previous = device;
+  cudaGetDevice(&previous);
+  if (previous != device) cudaSetDevice(device);
+  drain(b); /* host work still queued would read payloads freed below */
+  free_backend(b);
+  sg__cuda_leave(device, previous);
+  exec->backend = NULL;
+}
+
+/* Checks every node and makes the host-work payloads. */
+static sg_status setup_nodes(sg__cuda_state *b, const char *fn) {
+  const sg__snapshot *snap = &b->exec->snap;
+  size_t n = snap->node_count ? snap->node_count : 1;
+  b->route = sg__calloc(n, sizeof *b->route);
+  b->work = sg__calloc(n, sizeof *b->work);
+  if (!b->route || !b->work) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+  for (uint32_t i = 0; i < snap->node_count; i++) {
+    sg__cuda_route route;
+    sg_status st = sg__cuda_check_node(b, &snap->nodes[i], i, fn, &route);
+    if (st) return st;
+    b->route[i] = (uint8_t)route;
+    if (route == SG__ROUTE_HOST_WORK) {
+      char label[SG__LABEL_BYTES];
+      sg__node_label(&snap->nodes[i], i, label);
+      if ((st = sg__cuda_work_new(b, &snap->nodes[i], label, fn, &b->work[i]))) return st;
+    }
+  }
+  return SG_OK;
+}
+
+static sg_status device_limits(sg__cuda_state *b, const char *fn) {
+  cudaError_t err = SG_CUDA(cudaDeviceGetAttribute(
+      &b->max_shared_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, b->device));
+  if (err == cudaSuccess)
+    err = SG_CUDA(cudaDeviceGetAttribute(&b->max_shared_default,
+                                         cudaDevAttrMaxSharedMemoryPerBlock, b->device));
+  return err == cudaSuccess ? SG_OK : sg__cuda_fail(err, "cudaDeviceGetAttribute", fn);
+}
+
+static sg_status cuda_create(sg_exec *exec) {
+  static const char fn[] = "sg_exec_create";
+  sg__cuda_state *b = sg__calloc(1, sizeof *b);
+  if (!b) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+  b->exec = exec;
+  b->s = sg__exec_schedule(exec);
+  b->device = exec->options.device;
+  int previous;
+  sg_status st = sg__cuda_enter(b->device, &previous, fn);
+  if (st) {
+    sg__free(b);
+    return st;
+  }
+  st = device_limits(b, fn);
+  if (!st) st = setup_nodes(b, fn);
+  if (!st)
+    st = exec->options.mode == SG_MODE_GRAPH ? sg__cuda_graph_create(b)
+                                             : sg__cuda_streams_make(b, exec->options.trace, fn);
+  if (st) {
+    drain(b); /* an upload or a capture may have enqueued work */
+    free_backend(b);
+  } else {
+    exec->backend = b;
+  }
+  sg__cuda_leave(b->device, previous);
+  return st;
+}
+
+/* ---- launching, updating, tracing -------------------------------------- */
+
+static sg_status cuda_launch(sg_exec *exec, void *cuda_stream) {
+  sg__cuda_state *b = exec->backend;
+  return exec->options.mode == SG_MODE_GRAPH ? sg__cuda_graph_launch(b, cuda_stream)
+                                             : sg__cuda_streams_launch(b, cuda_stream);
+}
+
+static sg_status cuda_update_node(sg_exec *exec, uint32_t index, const sg__node *fresh,
+                                  int *in_place) {
+  static const char fn[] = "sg_exec_set";
+  sg__cuda_state *b = exec->backend;
+  *in_place = 0;
+  int previous;
+  sg_status st = sg__cuda_enter(b->device, &previous, fn);
+  if (st) return st;
+  sg__cuda_route route;
+  sg__cuda_work *payload = NULL;
+  st = sg__cuda_check_node(b, fresh, index, fn, &route);
+  if (!st && route == SG__ROUTE_HOST_WORK) {
+    /* The node keeps its name when the new parameters come without one. */
+    const sg__node *named = fresh->name ? fresh : &exec->snap.nodes[index];
+    char label[SG__LABEL_BYTES];
+    st = sg__cuda_work_new(b, fresh, sg__node_label(named, index, label), fn, &payload);
+  }
+  /* The old stream function's `release` runs as soon as the core drops it,
+   * and may free what launches in flight still use (a cuBLAS workspace). */
+  if (!st && fresh->kind == SG__NODE_STREAM_FN) st = sg__cuda_wait_idle(b, fn);
+  if (!st) {
+    if (exec->options.mode == SG_MODE_GRAPH && b->s->node_count) {
+      st = sg__cuda_graph_update_node(b, index, fresh, route, payload, in_place);
+    } else {
+      /* Streams mode reads the snapshot at each launch: the next launch
+       * sees the change, launches already made are not affected. */
+      sg__cuda_work_retire(b, b->work[index]);
+      b->work[index] = payload;
+      b->route[index] = (uint8_t)route;
+    }
+  }
+  if (st) sg__free(payload);
+  sg__cuda_leave(b->device, previous);
+  return st;
+}
+
+static sg_status cuda_get_trace(sg_exec *exec, uint64_t *start_ns, uint64_t *end_ns) {
+  sg__cuda_state *b = exec->backend;
+  if (exec->options.mode == SG_MODE_GRAPH)
+    return sg__fail(SG_ERR_UNSUPPORTED,
+                    "sg_exec_get_trace: graph mode does not time nodes (one cudaGraphLaunch runs "
+                    "them all); trace in streams mode, or use Nsight Systems");
+  return sg__cuda_streams_trace(b, start_ns, end_ns);
+}
+
+static const sg__backend_ops cuda_ops = {
+    .name = "cuda",
+    .create = cuda_create,
+    .destroy = cuda_destroy,
+    .launch = cuda_launch,
+    .wait = cuda_wait,
+    .query = cuda_query,
+    .update_node = cuda_update_node,
+    .get_trace = cuda_get_trace,
+};
+
+const struct sg__backend_ops *sg__cuda_backend(void) { return &cuda_ops; }

@@ -1,0 +1,193 @@
+/* Internal: the CUDA backend's state, shared by its files.
+ *
+ * One sg__cuda_state per executable. Both modes replay the same schedule
+ * (plan/schedule.h); what differs is when: streams mode enqueues it at every
+ * launch, graph mode enqueues (captures) or adds it node by node once and
+ * then launches the instantiated graph.
+ *
+ * Files: cuda_exec.c (the ops table), cuda_device.c (device guard, node
+ * checks, routes), cuda_nodes.c (enqueueing one node), cuda_work.c (host
+ * work payloads), cuda_copy.c (the pageable-copy seam), cuda_memset.c,
+ * cuda_stream_fn.c (child graphs), streams_mode.c, graph_mode.c,
+ * graph_explicit.c, graph_capture.c, graph_update.c. */
+#ifndef SG_CUDA_CUDA_EXEC_H
+#define SG_CUDA_CUDA_EXEC_H
+
+#include <cuda_runtime_api.h>
+#include <stdint.h>
+
+#include "core/exec_internal.h"
+#include "core/node.h"
+#include "plan/schedule.h"
+
+/* How a node is carried out on the GPU, decided when the node is set (at
+ * creation and at every update), so that a launch does not classify. */
+typedef enum sg__cuda_route {
+  SG__ROUTE_NOTHING = 0,   /* empty node: only its dependencies matter */
+  SG__ROUTE_KERNEL,        /* cudaLaunchKernel / kernel node */
+  SG__ROUTE_COPY,          /* device, managed or pinned memory on both sides: cudaMemcpyAsync */
+  SG__ROUTE_COPY_PAGEABLE, /* a host side is pageable: the staging seam (cuda_copy.c) */
+  SG__ROUTE_MEMSET,        /* device or managed memory: cudaMemsetAsync / D16 / D32 */
+  SG__ROUTE_HOST_WORK,     /* on a CUDA host thread: host callback, host->host copy,
+                              memset of host memory (see cuda_work.c) */
+  SG__ROUTE_STREAM_FN      /* user function given a stream; a child graph in graph mode */
+} sg__cuda_route;
+
+/* What a host-thread node does, captured by value. A payload never changes
+ * once published: an update makes a new one, and the old one is retired
+ * and freed only when no launch can still reach it (cuda_work.c), so the
+ * data a launch runs with is the data it was launched with. */
+typedef struct sg__cuda_work {
+  sg_exec *exec;
+  sg__node_kind kind;      /* SG__NODE_HOST, SG__NODE_COPY or SG__NODE_MEMSET */
+  union {
+    sg__host host;
+    sg__copy copy;
+    sg__memset memset;
+  } u;
+  struct sg__cuda_work *retired_next;
+  char label[SG__LABEL_BYTES]; /* the node's label, for messages from the host thread */
+} sg__cuda_work;
+
+/* An instantiated CUDA graph and the graph node of each schedule node (NULL
+ * for nodes without one: empty nodes, nodes folded into edges). The graph
+ * is kept: per-node exec updates name nodes of the graph instantiated. */
+typedef struct sg__cuda_graph {
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  cudaGraphNode_t *nodes;  /* node_count */
+} sg__cuda_graph;
+
+typedef struct sg__cuda_state {
+  sg_exec *exec;
+  const sg__schedule *s;
+  int device;
+  int max_shared_optin;        /* cudaDevAttrMaxSharedMemoryPerBlockOptin */
+  int max_shared_default;      /* cudaDevAttrMaxSharedMemoryPerBlock */
+
+  uint8_t *route;              /* node -> sg__cuda_route */
+  sg__cuda_work **work;        /* node -> current payload (SG__ROUTE_HOST_WORK), else NULL */
+  sg__cuda_work *retired;      /* replaced payloads launches may still use */
+
+  uint32_t stream_count;       /* streams created, >= 1 */
+  cudaStream_t *streams;       /* non-blocking; streams[0] is where launches start and end */
+  cudaStream_t *node_stream;   /* node -> streams[stream_of[node]] (streams mode) */
+  cudaEvent_t *events;         /* the schedule's cross-stream events */
+  cudaEvent_t *joins;          /* stream -> its last work of a launch (entry 0 unused) */
+  cudaEvent_t fork;            /* recorded in the caller's stream */
+  cudaEvent_t start;           /* streams[0] at the start of a launch (timed when tracing) */
+  cudaEvent_t done;            /* the end of the latest launch */
+  cudaEvent_t *trace_start;    /* node -> around the node in the latest launch (tracing) */
+  cudaEvent_t *trace_end;
+
+  sg__cuda_graph g;            /* graph mode */
+
+  uint64_t launches;           /* launches enqueued, ever */
+  int busy_done;               /* `done` was recorded and not yet seen complete */
+  int busy_stream;             /* a graph launched on streams[0] not yet seen complete */
+  int interrupted;             /* a launch stopped half-way: waits synchronise every stream */
+} sg__cuda_state;
+
+/* ---- cuda_device.c ------------------------------------------------------ */
+
+/* Makes `device` current, remembering the previous one in *previous. */
+sg_status sg__cuda_enter(int device, int *previous, const char *fn);
+/* Restores the device sg__cuda_enter replaced. */
+void sg__cuda_leave(int device, int previous);
+/* Checks that `node` can run on the backend's device (memory kinds, a CUDA
+ * function, shared memory within the device's limit, which it raises for
+ * the function when needed) and gives its route. Message prefixed by `fn`. */
+sg_status sg__cuda_check_node(sg__cuda_state *b, const sg__node *node, uint32_t index,
+                              const char *fn, sg__cuda_route *route);
+
+/* ---- cuda_work.c -------------------------------------------------------- */
+
+/* A payload doing what `node` says (route SG__ROUTE_HOST_WORK); `label`
+ * names the node in messages. */
+sg_status sg__cuda_work_new(sg__cuda_state *b, const sg__node *node, const char *label,
+                            const char *fn, sg__cuda_work **out);
+/* Puts a payload replaced by an update on the retired list. */
+void sg__cuda_work_retire(sg__cuda_state *b, sg__cuda_work *work);
+/* Frees retired payloads; call only when no launch is in flight. */
+void sg__cuda_work_reap(sg__cuda_state *b);
+/* The host function every host-work node runs (cudaLaunchHostFunc or a
+ * graph host node), with its payload. It never calls CUDA. */
+void CUDART_CB sg__cuda_work_run(void *payload);
+
+/* ---- cuda_nodes.c ------------------------------------------------------- */
+
+/* Enqueues node `index` on `stream` (streams mode, and capture of the
+ * routes that capture as they are). On failure returns the status and
+ * writes the message, prefixed by `fn` and the node, into `msg`. */
+sg_status sg__cuda_enqueue(sg__cuda_state *b, uint32_t index, cudaStream_t stream,
+                           const char *fn, char *msg, size_t cap);
+/* The kernel node parameters of a kernel node (pointers into `k`). */
+void sg__cuda_kernel_params(const sg__kernel *k, struct cudaKernelNodeParams *p);
+/* "sg_exec_launch: node 'k' (#3)": where a message about a node starts. */
+const char *sg__cuda_where(const sg__cuda_state *b, const char *fn, uint32_t index,
+                           char buf[SG__LABEL_BYTES + 64]);
+
+/* ---- cuda_copy.c: the pageable-copy seam -------------------------------- */
+
+/* Every copy whose host side is pageable goes through these three: enqueue
+ * on a stream (streams mode), add a graph node (graph mode, both builds),
+ * update that node in an instantiated graph. See cuda_copy.c. */
+cudaError_t sg__cuda_pageable_copy_enqueue(sg__cuda_state *b, const sg__copy *c,
+                                           cudaStream_t stream, const char **call);
+cudaError_t sg__cuda_pageable_copy_add_node(sg__cuda_state *b, const sg__copy *c,
+                                            cudaGraph_t graph, const cudaGraphNode_t *deps,
+                                            size_t dep_count, cudaGraphNode_t *node,
+                                            const char **call);
+cudaError_t sg__cuda_pageable_copy_set_node(sg__cuda_state *b, const sg__copy *c,
+                                            cudaGraphExec_t exec, cudaGraphNode_t node,
+                                            const char **call);
+
+/* ---- cuda_memset.c ------------------------------------------------------ */
+
+/* Enqueues a device memset of any element size on `stream`. */
+cudaError_t sg__cuda_memset_enqueue(const sg__memset *m, cudaStream_t stream, const char **call);
+/* The memset node parameters of a device memset. */
+void sg__cuda_memset_params(const sg__memset *m, struct cudaMemsetParams *p);
+
+/* ---- cuda_stream_fn.c --------------------------------------------------- */
+
+/* Captures the work of stream-function node `index` into *child, on
+ * streams[0] (thread-local capture). An empty capture gives a graph with
+ * one empty node, so the child always has work to stand for. */
+sg_status sg__cuda_stream_fn_capture(sg__cuda_state *b, uint32_t index, const sg__node *node,
+                                     const char *fn, cudaGraph_t *child);
+
+/* ---- streams_mode.c ----------------------------------------------------- */
+
+/* Creates the streams and events (cuda_streams.c); trace events when
+ * `tracing`. On failure frees what it made. */
+sg_status sg__cuda_streams_make(sg__cuda_state *b, int tracing, const char *fn);
+void sg__cuda_streams_free(sg__cuda_state *b);
+sg_status sg__cuda_streams_launch(sg__cuda_state *b, void *cuda_stream);
+sg_status sg__cuda_streams_trace(sg__cuda_state *b, uint64_t *start_ns, uint64_t *end_ns);
+
+/* ---- graph_mode.c, graph_explicit.c, graph_capture.c, graph_update.c ---- */
+
+sg_status sg__cuda_graph_create(sg__cuda_state *b);
+sg_status sg__cuda_graph_launch(sg__cuda_state *b, void *cuda_stream);
+/* Builds and instantiates the graph from the snapshot, b->route and
+ * b->work as they are now; on success replaces b->g (the caller has waited
+ * for launches in flight). On failure b->g is untouched. */
+sg_status sg__cuda_graph_rebuild(sg__cuda_state *b, const char *fn);
+void sg__cuda_graph_free(sg__cuda_graph *g);
+/* Builders: fill out->graph and out->nodes (not the exec). */
+sg_status sg__cuda_build_explicit(sg__cuda_state *b, const char *fn, sg__cuda_graph *out);
+sg_status sg__cuda_build_capture(sg__cuda_state *b, const char *fn, sg__cuda_graph *out);
+/* Applies `fresh` (checked; its route `route`; `payload` its new host-work
+ * payload or NULL) in place, or by a rebuild the driver's refusal calls for.
+ * On success the backend has taken `payload`. */
+sg_status sg__cuda_graph_update_node(sg__cuda_state *b, uint32_t index, const sg__node *fresh,
+                                     sg__cuda_route route, sg__cuda_work *payload,
+                                     int *in_place);
+
+/* ---- cuda_exec.c -------------------------------------------------------- */
+
+/* Blocks until every launch so far is done (mode-independent). */
+sg_status sg__cuda_wait_idle(sg__cuda_state *b, const char *fn);
+
+#endif

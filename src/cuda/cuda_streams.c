@@ -1,0 +1,100 @@
+/* The streams and events an executable owns: created once, at creation,
+ * and reused by every launch (streams mode) or by every build (graph mode:
+ * the capture build replays the schedule on them, and streams[0] is where
+ * stream functions are captured and graphs uploaded and launched).
+ *
+ * Streams are non-blocking, so the legacy default stream never orders them
+ * implicitly: ordering with a caller's stream is always explicit (fork and
+ * join events), and a capture never involves stream 0. Events that only
+ * order work are created without timing, which makes record and wait
+ * cheaper; the start event and the trace events time. */
+#include "core/sys.h"
+#include "cuda/cuda_call.h"
+#include "cuda/cuda_exec.h"
+
+static void destroy_events(cudaEvent_t *events, uint32_t count) {
+  if (!events) return;
+  for (uint32_t i = 0; i < count; i++)
+    if (events[i]) cudaEventDestroy(events[i]);
+}
+
+void sg__cuda_streams_free(sg__cuda_state *b) {
+  const sg__schedule *s = b->s;
+  destroy_events(b->events, s->event_count);
+  destroy_events(b->joins, b->stream_count);
+  destroy_events(b->trace_start, s->node_count);
+  destroy_events(b->trace_end, s->node_count);
+  destroy_events(&b->fork, 1);
+  destroy_events(&b->start, 1);
+  destroy_events(&b->done, 1);
+  if (b->streams)
+    for (uint32_t i = 0; i < b->stream_count; i++)
+      if (b->streams[i]) cudaStreamDestroy(b->streams[i]);
+  sg__free(b->events);
+  sg__free(b->joins);
+  sg__free(b->trace_start);
+  sg__free(b->trace_end);
+  sg__free(b->streams);
+  sg__free(b->node_stream);
+  b->events = b->joins = b->trace_start = b->trace_end = NULL;
+  b->fork = b->start = b->done = NULL;
+  b->streams = b->node_stream = NULL;
+}
+
+static cudaError_t make_events(cudaEvent_t *events, uint32_t count, unsigned flags) {
+  for (uint32_t i = 0; i < count; i++) {
+    cudaError_t err = SG_CUDA(cudaEventCreateWithFlags(&events[i], flags));
+    if (err != cudaSuccess) {
+      events[i] = NULL;
+      return err;
+    }
+  }
+  return cudaSuccess;
+}
+
+sg_status sg__cuda_streams_make(sg__cuda_state *b, int tracing, const char *fn) {
+  const sg__schedule *s = b->s;
+  b->stream_count = s->stream_count ? s->stream_count : 1;
+  size_t nodes = s->node_count ? s->node_count : 1;
+  b->streams = sg__calloc(b->stream_count, sizeof *b->streams);
+  b->joins = sg__calloc(b->stream_count, sizeof *b->joins);
+  b->node_stream = sg__calloc(nodes, sizeof *b->node_stream);
+  b->events = sg__calloc(s->event_count ? s->event_count : 1, sizeof *b->events);
+  int oom = !b->streams || !b->joins || !b->node_stream || !b->events;
+  if (!oom && tracing) {
+    b->trace_start = sg__calloc(nodes, sizeof *b->trace_start);
+    b->trace_end = sg__calloc(nodes, sizeof *b->trace_end);
+    oom = !b->trace_start || !b->trace_end;
+  }
+  if (oom) {
+    sg__cuda_streams_free(b);
+    return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+  }
+
+  const char *call = "cudaStreamCreateWithFlags";
+  cudaError_t err = cudaSuccess;
+  for (uint32_t i = 0; i < b->stream_count && err == cudaSuccess; i++) {
+    err = SG_CUDA(cudaStreamCreateWithFlags(&b->streams[i], cudaStreamNonBlocking));
+    if (err != cudaSuccess) b->streams[i] = NULL;
+  }
+  if (err == cudaSuccess) {
+    call = "cudaEventCreateWithFlags";
+    const unsigned sync = cudaEventDisableTiming;
+    err = make_events(b->events, s->event_count, sync);
+    if (err == cudaSuccess && b->stream_count > 1)
+      err = make_events(b->joins + 1, b->stream_count - 1, sync);
+    if (err == cudaSuccess) err = make_events(&b->fork, 1, sync);
+    if (err == cudaSuccess) err = make_events(&b->start, 1, tracing ? cudaEventDefault : sync);
+    if (err == cudaSuccess) err = make_events(&b->done, 1, sync);
+    if (err == cudaSuccess && tracing) {
+      err = make_events(b->trace_start, s->node_count, cudaEventDefault);
+      if (err == cudaSuccess) err = make_events(b->trace_end, s->node_count, cudaEventDefault);
+    }
+  }
+  if (err != cudaSuccess) {
+    sg__cuda_streams_free(b);
+    return sg__cuda_fail(err, call, fn);
+  }
+  for (uint32_t n = 0; n < s->node_count; n++) b->node_stream[n] = b->streams[s->stream_of[n]];
+  return SG_OK;
+}

@@ -1,0 +1,80 @@
+/* Host work: the nodes that run on a CUDA host thread (cudaLaunchHostFunc in
+ * streams mode, a host node in graph mode): user host callbacks, host->host
+ * copies and memsets of host memory.
+ *
+ * The CUDA runtime calls sg__cuda_work_run later, on its own thread, with a
+ * pointer it was given at enqueue (or graph build) time. That pointer must
+ * stay valid and unchanged until the launch is done, even if the user sets
+ * new parameters in the meantime; so a payload is immutable once made, an
+ * update makes a new one, and the old one waits on the retired list until
+ * the executable is next seen idle. Updates allocate; launches do not. */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/sys.h"
+#include "cuda/cuda_exec.h"
+
+sg_status sg__cuda_work_new(sg__cuda_state *b, const sg__node *node, const char *label,
+                            const char *fn, sg__cuda_work **out) {
+  sg__cuda_work *w = sg__calloc(1, sizeof *w);
+  if (!w) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+  w->exec = b->exec;
+  w->kind = node->kind;
+  switch (node->kind) {
+    case SG__NODE_HOST: w->u.host = node->u.host; break;
+    case SG__NODE_COPY: w->u.copy = node->u.copy; break;
+    default: w->u.memset = node->u.memset; break;
+  }
+  snprintf(w->label, sizeof w->label, "%s", label);
+  *out = w;
+  return SG_OK;
+}
+
+void sg__cuda_work_retire(sg__cuda_state *b, sg__cuda_work *work) {
+  if (!work) return;
+  work->retired_next = b->retired;
+  b->retired = work;
+}
+
+void sg__cuda_work_reap(sg__cuda_state *b) {
+  while (b->retired) {
+    sg__cuda_work *next = b->retired->retired_next;
+    sg__free(b->retired);
+    b->retired = next;
+  }
+}
+
+static void fill(const sg__memset *m) {
+  if (m->element_size == 1) {
+    memset(m->dst, (int)m->value, m->count);
+  } else if (m->element_size == 2) {
+    uint16_t *p = m->dst, v = (uint16_t)m->value;
+    for (size_t i = 0; i < m->count; i++) p[i] = v;
+  } else {
+    uint32_t *p = m->dst, v = m->value;
+    for (size_t i = 0; i < m->count; i++) p[i] = v;
+  }
+}
+
+/* Runs on a CUDA runtime thread: no CUDA call may be made here (it could
+ * deadlock the runtime), and failures go to the executable's failure state.
+ * After a failure the rest of the launch's host work is skipped, as on the
+ * host backend; GPU work already enqueued still runs. */
+void CUDART_CB sg__cuda_work_run(void *payload) {
+  const sg__cuda_work *w = payload;
+  if (sg__exec_has_failed(w->exec)) return;
+  switch (w->kind) {
+    case SG__NODE_HOST: {
+      int rc = w->u.host.fn(w->u.host.user_data);
+      if (rc != 0)
+        sg__exec_fail(w->exec, SG_ERR_CALLBACK, "host node %s returned %d", w->label, rc);
+      break;
+    }
+    case SG__NODE_COPY:
+      memcpy(w->u.copy.dst, w->u.copy.src, w->u.copy.bytes);
+      break;
+    default:
+      fill(&w->u.memset);
+      break;
+  }
+}

@@ -1,0 +1,162 @@
+/* Graph mode, capture build: the multi-stream schedule is replayed once on
+ * the executable's streams under stream capture, exactly as a streams-mode
+ * launch would enqueue it (same per-node calls, same cross-stream events),
+ * and the captured graph is what gets instantiated.
+ *
+ * - The capture starts on streams[0] in thread-local mode; the other
+ *   streams join it by waiting on a fork event and rejoin it before the
+ *   capture ends. Stream 0 (the legacy default stream) is never touched,
+ *   and no call made while capturing synchronises.
+ * - Right after a node is enqueued, the capturing stream's dependency set
+ *   is that node alone: cudaStreamGetCaptureInfo gives its graph node,
+ *   which later per-node exec updates name.
+ * - Two routes are added to the capture graph by hand (the captured
+ *   stream's dependencies in, the new node out): stream functions, as the
+ *   child graph captured beforehand, and pageable copies, through the
+ *   staging seam (cuda_copy.c), the same node the explicit build adds. */
+#include "core/sys.h"
+#include "cuda/cuda_call.h"
+#include "cuda/cuda_exec.h"
+
+/* The node just captured on `stream`. */
+static cudaError_t captured_node(cudaStream_t stream, cudaGraphNode_t *node) {
+  enum cudaStreamCaptureStatus status;
+  const cudaGraphNode_t *deps = NULL;
+  size_t nd = 0;
+  cudaError_t err = SG_CUDA(cudaStreamGetCaptureInfo(stream, &status, NULL, NULL, &deps, NULL, &nd));
+  if (err != cudaSuccess) return err;
+  if (status != cudaStreamCaptureStatusActive) return cudaErrorStreamCaptureInvalidated;
+  *node = nd == 1 ? deps[0] : NULL;
+  return cudaSuccess;
+}
+
+/* Adds a node by hand after what `stream` has captured so far, and makes it
+ * the stream's only dependency. */
+static cudaError_t add_to_capture(sg__cuda_state *b, uint32_t n, cudaStream_t stream,
+                                  cudaGraph_t child, cudaGraphNode_t *node, const char **call) {
+  enum cudaStreamCaptureStatus status;
+  cudaGraph_t graph = NULL;
+  const cudaGraphNode_t *deps = NULL;
+  size_t nd = 0;
+  *call = "cudaStreamGetCaptureInfo";
+  cudaError_t err =
+      SG_CUDA(cudaStreamGetCaptureInfo(stream, &status, NULL, &graph, &deps, NULL, &nd));
+  if (err != cudaSuccess) return err;
+  if (status != cudaStreamCaptureStatusActive) return cudaErrorStreamCaptureInvalidated;
+  if (child) {
+    *call = "cudaGraphAddChildGraphNode";
+    err = SG_CUDA(cudaGraphAddChildGraphNode(node, graph, deps, nd, child));
+  } else {
+    err = sg__cuda_pageable_copy_add_node(b, &b->exec->snap.nodes[n].u.copy, graph, deps, nd,
+                                          node, call);
+  }
+  if (err != cudaSuccess) return err;
+  *call = "cudaStreamUpdateCaptureDependencies";
+  return SG_CUDA(cudaStreamUpdateCaptureDependencies(stream, node, NULL, 1,
+                                                     cudaStreamSetCaptureDependencies));
+}
+
+/* Ends a capture that failed half-way, so that the streams leave capture
+ * mode and stay usable: rejoin every stream, end, drop the graph. */
+static void abandon_capture(sg__cuda_state *b) {
+  cudaStream_t s0 = b->streams[0];
+  for (uint32_t i = 1; i < b->stream_count; i++)
+    if (cudaEventRecord(b->joins[i], b->streams[i]) == cudaSuccess)
+      cudaStreamWaitEvent(s0, b->joins[i], 0);
+  cudaGraph_t g = NULL;
+  cudaStreamEndCapture(s0, &g);
+  if (g) cudaGraphDestroy(g);
+  cudaGetLastError(); /* capture errors are not sticky; keep them from surfacing later */
+}
+
+/* Replays the schedule into the capture started on streams[0]. */
+static sg_status replay(sg__cuda_state *b, cudaGraph_t *children, const char *fn,
+                        sg__cuda_graph *out) {
+  const sg__schedule *s = b->s;
+  cudaStream_t s0 = b->streams[0];
+  char msg[SG_ERROR_MESSAGE_BYTES], where[SG__LABEL_BYTES + 64];
+  const char *call = "cudaEventRecord (fork)";
+  cudaError_t err = SG_CUDA(cudaEventRecord(b->fork, s0));
+  for (uint32_t i = 1; i < b->stream_count && err == cudaSuccess; i++) {
+    call = "cudaStreamWaitEvent (fork)";
+    err = SG_CUDA(cudaStreamWaitEvent(b->streams[i], b->fork, 0));
+  }
+  if (err != cudaSuccess) return sg__cuda_fail(err, call, fn);
+
+  for (uint32_t k = 0; k < s->node_count; k++) {
+    const uint32_t n = s->order[k];
+    cudaStream_t stream = b->node_stream[n];
+    for (uint32_t w = s->wait_start[n]; w < s->wait_start[n + 1] && err == cudaSuccess; w++) {
+      call = "cudaStreamWaitEvent";
+      err = SG_CUDA(cudaStreamWaitEvent(stream, b->events[s->wait_event[w]], 0));
+    }
+    if (err == cudaSuccess) {
+      switch ((sg__cuda_route)b->route[n]) {
+        case SG__ROUTE_NOTHING:
+          break; /* its waits and its event carry its edges */
+        case SG__ROUTE_STREAM_FN:
+          err = add_to_capture(b, n, stream, children[n], &out->nodes[n], &call);
+          break;
+        case SG__ROUTE_COPY_PAGEABLE:
+          err = add_to_capture(b, n, stream, NULL, &out->nodes[n], &call);
+          break;
+        default: {
+          sg_status st = sg__cuda_enqueue(b, n, stream, fn, msg, sizeof msg);
+          if (st) return sg__fail(st, "%s", msg);
+          call = "cudaStreamGetCaptureInfo";
+          err = captured_node(stream, &out->nodes[n]);
+        }
+      }
+    }
+    if (err == cudaSuccess && s->record_event[n] >= 0) {
+      call = "cudaEventRecord";
+      err = SG_CUDA(cudaEventRecord(b->events[s->record_event[n]], stream));
+    }
+    if (err != cudaSuccess) return sg__cuda_fail(err, call, sg__cuda_where(b, fn, n, where));
+  }
+
+  for (uint32_t i = 1; i < b->stream_count && err == cudaSuccess; i++) {
+    call = "cudaEventRecord (join)";
+    err = SG_CUDA(cudaEventRecord(b->joins[i], b->streams[i]));
+    if (err == cudaSuccess) {
+      call = "cudaStreamWaitEvent (join)";
+      err = SG_CUDA(cudaStreamWaitEvent(s0, b->joins[i], 0));
+    }
+  }
+  if (err != cudaSuccess) return sg__cuda_fail(err, call, fn);
+  return SG_OK;
+}
+
+sg_status sg__cuda_build_capture(sg__cuda_state *b, const char *fn, sg__cuda_graph *out) {
+  const sg__schedule *s = b->s;
+  /* Stream functions are captured first, each on its own, since a capture
+   * cannot begin on a stream that is already capturing. */
+  cudaGraph_t *children = sg__calloc(s->node_count ? s->node_count : 1, sizeof *children);
+  if (!children) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+  sg_status st = SG_OK;
+  for (uint32_t n = 0; n < s->node_count && !st; n++)
+    if (b->route[n] == SG__ROUTE_STREAM_FN)
+      st = sg__cuda_stream_fn_capture(b, n, &b->exec->snap.nodes[n], fn, &children[n]);
+
+  if (!st) {
+    cudaError_t err = SG_CUDA(cudaStreamBeginCapture(b->streams[0], cudaStreamCaptureModeThreadLocal));
+    if (err != cudaSuccess) {
+      st = sg__cuda_fail(err, "cudaStreamBeginCapture", fn);
+    } else if ((st = replay(b, children, fn, out))) {
+      abandon_capture(b);
+    } else {
+      err = SG_CUDA_AFTER(cudaStreamEndCapture(b->streams[0], &out->graph));
+      if (err != cudaSuccess) {
+        if (out->graph) cudaGraphDestroy(out->graph);
+        out->graph = NULL;
+        cudaGetLastError();
+        st = sg__cuda_fail(err, "cudaStreamEndCapture", fn);
+      }
+    }
+  }
+  /* Child graph nodes hold their own copies. */
+  for (uint32_t n = 0; n < s->node_count; n++)
+    if (children[n]) cudaGraphDestroy(children[n]);
+  sg__free(children);
+  return st;
+}

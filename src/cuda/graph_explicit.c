@@ -1,0 +1,129 @@
+/* Graph mode, explicit build: one graph node per schedule node, added in
+ * issue order with the schedule's reduced edges (red_start/red_succ) as
+ * dependencies. Streams and events play no part: the edges are the graph.
+ * Empty nodes become empty graph nodes (they may join many edges); stream
+ * functions become child graphs (cuda_stream_fn.c). */
+#include "core/sys.h"
+#include "cuda/cuda_call.h"
+#include "cuda/cuda_exec.h"
+
+/* Predecessors after reduction, as a compressed list: the schedule keeps
+ * successors, and a node is added with its predecessors. */
+typedef struct preds {
+  uint32_t *start; /* node_count + 1 */
+  uint32_t *list;
+  uint32_t max;    /* the largest in-degree */
+} preds;
+
+static int make_preds(const sg__schedule *s, preds *p) {
+  uint32_t n = s->node_count;
+  size_t edges = s->red_start[n];
+  p->start = sg__calloc((size_t)n + 1, sizeof *p->start);
+  p->list = sg__calloc(edges ? edges : 1, sizeof *p->list);
+  uint32_t *fill = sg__calloc(n ? n : 1, sizeof *fill);
+  if (!p->start || !p->list || !fill) {
+    sg__free(p->start);
+    sg__free(p->list);
+    sg__free(fill);
+    return -1;
+  }
+  for (uint32_t u = 0; u < n; u++)
+    for (uint32_t e = s->red_start[u]; e < s->red_start[u + 1]; e++) p->start[s->red_succ[e] + 1]++;
+  p->max = 0;
+  for (uint32_t v = 0; v < n; v++) {
+    if (p->start[v + 1] > p->max) p->max = p->start[v + 1];
+    p->start[v + 1] += p->start[v];
+  }
+  for (uint32_t u = 0; u < n; u++)
+    for (uint32_t e = s->red_start[u]; e < s->red_start[u + 1]; e++) {
+      uint32_t v = s->red_succ[e];
+      p->list[p->start[v] + fill[v]++] = u;
+    }
+  sg__free(fill);
+  return 0;
+}
+
+/* Adds node `v` with `deps`; on failure names the call in *call. */
+static sg_status add_node(sg__cuda_state *b, uint32_t v, cudaGraph_t graph,
+                          const cudaGraphNode_t *deps, size_t nd, cudaGraphNode_t *out,
+                          const char *fn, const char **call, cudaError_t *err) {
+  const sg__node *node = &b->exec->snap.nodes[v];
+  switch ((sg__cuda_route)b->route[v]) {
+    case SG__ROUTE_KERNEL: {
+      struct cudaKernelNodeParams p;
+      sg__cuda_kernel_params(&node->u.kernel, &p);
+      *call = "cudaGraphAddKernelNode";
+      *err = SG_CUDA(cudaGraphAddKernelNode(out, graph, deps, nd, &p));
+      return SG_OK;
+    }
+    case SG__ROUTE_COPY:
+      *call = "cudaGraphAddMemcpyNode1D";
+      *err = SG_CUDA(cudaGraphAddMemcpyNode1D(out, graph, deps, nd, node->u.copy.dst,
+                                              node->u.copy.src, node->u.copy.bytes,
+                                              cudaMemcpyDefault));
+      return SG_OK;
+    case SG__ROUTE_COPY_PAGEABLE:
+      *err = sg__cuda_pageable_copy_add_node(b, &node->u.copy, graph, deps, nd, out, call);
+      return SG_OK;
+    case SG__ROUTE_MEMSET: {
+      struct cudaMemsetParams p;
+      sg__cuda_memset_params(&node->u.memset, &p);
+      *call = "cudaGraphAddMemsetNode";
+      *err = SG_CUDA(cudaGraphAddMemsetNode(out, graph, deps, nd, &p));
+      return SG_OK;
+    }
+    case SG__ROUTE_HOST_WORK: {
+      struct cudaHostNodeParams p = {sg__cuda_work_run, b->work[v]};
+      *call = "cudaGraphAddHostNode";
+      *err = SG_CUDA(cudaGraphAddHostNode(out, graph, deps, nd, &p));
+      return SG_OK;
+    }
+    case SG__ROUTE_STREAM_FN: {
+      cudaGraph_t child;
+      sg_status st = sg__cuda_stream_fn_capture(b, v, node, fn, &child);
+      if (st) return st;
+      *call = "cudaGraphAddChildGraphNode";
+      *err = SG_CUDA(cudaGraphAddChildGraphNode(out, graph, deps, nd, child));
+      cudaGraphDestroy(child); /* the node holds its own copy */
+      return SG_OK;
+    }
+    default:
+      *call = "cudaGraphAddEmptyNode";
+      *err = SG_CUDA(cudaGraphAddEmptyNode(out, graph, deps, nd));
+      return SG_OK;
+  }
+}
+
+sg_status sg__cuda_build_explicit(sg__cuda_state *b, const char *fn, sg__cuda_graph *out) {
+  const sg__schedule *s = b->s;
+  preds p;
+  if (make_preds(s, &p)) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+  cudaGraphNode_t *deps = sg__calloc(p.max ? p.max : 1, sizeof *deps);
+  if (!deps) {
+    sg__free(p.start);
+    sg__free(p.list);
+    return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+  }
+  sg_status st = SG_OK;
+  cudaError_t err = SG_CUDA(cudaGraphCreate(&out->graph, 0));
+  if (err != cudaSuccess) {
+    out->graph = NULL;
+    st = sg__cuda_fail(err, "cudaGraphCreate", fn);
+  }
+  for (uint32_t k = 0; k < s->node_count && !st; k++) {
+    uint32_t v = s->order[k];
+    size_t nd = 0;
+    for (uint32_t e = p.start[v]; e < p.start[v + 1]; e++) deps[nd++] = out->nodes[p.list[e]];
+    const char *call = "";
+    err = cudaSuccess;
+    st = add_node(b, v, out->graph, deps, nd, &out->nodes[v], fn, &call, &err);
+    if (!st && err != cudaSuccess) {
+      char where[SG__LABEL_BYTES + 64];
+      st = sg__cuda_fail(err, call, sg__cuda_where(b, fn, v, where));
+    }
+  }
+  sg__free(deps);
+  sg__free(p.start);
+  sg__free(p.list);
+  return st;
+}

@@ -1,0 +1,138 @@
+/* Streams mode: every launch replays the schedule on the executable's
+ * streams.
+ *
+ *   fork   caller stream --fork--> streams[0]             (when a stream is given)
+ *          streams[0] --start--> streams[1..k)            (when k > 1 or tracing)
+ *   body   for each node in issue order: wait its events, enqueue it,
+ *          record its event                               (cross-stream edges only)
+ *   join   streams[1..k) --joins[i]--> streams[0]; record `done` on streams[0];
+ *          caller stream waits `done`                     (when a stream is given)
+ *
+ * streams[0] runs every launch from start to `done`, so the next launch,
+ * which starts on streams[0] and fans out from there, begins only after the
+ * previous one has fully completed: launches of one executable run in
+ * order without any host-side wait. The loop reads the node parameters
+ * from the snapshot directly (updates change them in place between
+ * launches), allocates nothing and takes no lock. */
+#include <stdio.h>
+
+#include "cuda/cuda_call.h"
+#include "cuda/cuda_exec.h"
+
+static const char launch_fn[] = "sg_exec_launch";
+
+/* Why a launch stopped, as the executable's failure and this thread's error. */
+static sg_status stopped(sg__cuda_state *b, sg_status st, const char *msg) {
+  sg__exec_fail(b->exec, st, "%s", msg);
+  return sg__fail(st, "%s", msg);
+}
+
+static sg_status cuda_stopped(sg__cuda_state *b, cudaError_t err, const char *call,
+                              uint32_t node) {
+  char msg[SG_ERROR_MESSAGE_BYTES], where[SG__LABEL_BYTES + 64];
+  sg__cuda_format(msg, sizeof msg, err, call,
+                  node == UINT32_MAX ? launch_fn : sg__cuda_where(b, launch_fn, node, where));
+  return stopped(b, SG_ERR_CUDA, msg);
+}
+
+/* The body of a launch; the caller has made the device current. */
+static sg_status replay(sg__cuda_state *b, cudaStream_t caller) {
+  const sg__schedule *s = b->s;
+  cudaStream_t s0 = b->streams[0];
+  const int tracing = b->trace_start != NULL;
+  cudaError_t err;
+
+  if (caller) {
+    if ((err = SG_CUDA(cudaEventRecord(b->fork, caller))))
+      return cuda_stopped(b, err, "cudaEventRecord (fork from the caller's stream)", UINT32_MAX);
+    if ((err = SG_CUDA(cudaStreamWaitEvent(s0, b->fork, 0))))
+      return cuda_stopped(b, err, "cudaStreamWaitEvent (fork)", UINT32_MAX);
+  }
+  if (b->stream_count > 1 || tracing) {
+    if ((err = SG_CUDA(cudaEventRecord(b->start, s0))))
+      return cuda_stopped(b, err, "cudaEventRecord (start)", UINT32_MAX);
+    for (uint32_t i = 1; i < b->stream_count; i++)
+      if ((err = SG_CUDA(cudaStreamWaitEvent(b->streams[i], b->start, 0))))
+        return cuda_stopped(b, err, "cudaStreamWaitEvent (start)", UINT32_MAX);
+  }
+
+  for (uint32_t k = 0; k < s->node_count; k++) {
+    const uint32_t n = s->order[k];
+    cudaStream_t stream = b->node_stream[n];
+    for (uint32_t w = s->wait_start[n]; w < s->wait_start[n + 1]; w++)
+      if ((err = SG_CUDA(cudaStreamWaitEvent(stream, b->events[s->wait_event[w]], 0))))
+        return cuda_stopped(b, err, "cudaStreamWaitEvent", n);
+    if (tracing && (err = SG_CUDA(cudaEventRecord(b->trace_start[n], stream))))
+      return cuda_stopped(b, err, "cudaEventRecord (trace)", n);
+    if (b->route[n] != SG__ROUTE_NOTHING) {
+      char msg[SG_ERROR_MESSAGE_BYTES];
+      sg_status st = sg__cuda_enqueue(b, n, stream, launch_fn, msg, sizeof msg);
+      if (st) return stopped(b, st, msg);
+    }
+    if (tracing && (err = SG_CUDA(cudaEventRecord(b->trace_end[n], stream))))
+      return cuda_stopped(b, err, "cudaEventRecord (trace)", n);
+    if (s->record_event[n] >= 0 &&
+        (err = SG_CUDA(cudaEventRecord(b->events[s->record_event[n]], stream))))
+      return cuda_stopped(b, err, "cudaEventRecord", n);
+  }
+
+  for (uint32_t i = 1; i < b->stream_count; i++) {
+    if ((err = SG_CUDA(cudaEventRecord(b->joins[i], b->streams[i]))))
+      return cuda_stopped(b, err, "cudaEventRecord (join)", UINT32_MAX);
+    if ((err = SG_CUDA(cudaStreamWaitEvent(s0, b->joins[i], 0))))
+      return cuda_stopped(b, err, "cudaStreamWaitEvent (join)", UINT32_MAX);
+  }
+  if ((err = SG_CUDA(cudaEventRecord(b->done, s0))))
+    return cuda_stopped(b, err, "cudaEventRecord (done)", UINT32_MAX);
+  b->busy_done = 1;
+  if (caller && (err = SG_CUDA(cudaStreamWaitEvent(caller, b->done, 0))))
+    return cuda_stopped(b, err, "cudaStreamWaitEvent (join into the caller's stream)", UINT32_MAX);
+  return SG_OK;
+}
+
+sg_status sg__cuda_streams_launch(sg__cuda_state *b, void *cuda_stream) {
+  if (b->s->node_count == 0) return SG_OK; /* nothing to order or run */
+  int previous;
+  sg_status st = sg__cuda_enter(b->device, &previous, launch_fn);
+  if (st) return stopped(b, st, sg_last_error());
+  /* Until the launch is fully enqueued, some streams may hold work that
+   * `done` does not cover: waits then synchronise every stream. */
+  b->interrupted = 1;
+  st = replay(b, (cudaStream_t)cuda_stream);
+  if (!st) b->interrupted = 0;
+  b->launches++;
+  sg__cuda_leave(b->device, previous);
+  return st;
+}
+
+/* ---- trace -------------------------------------------------------------- */
+
+static sg_status elapsed_ns(sg__cuda_state *b, cudaEvent_t at, uint32_t node, uint64_t *ns) {
+  float ms = 0;
+  cudaError_t err = SG_CUDA(cudaEventElapsedTime(&ms, b->start, at));
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    char where[SG__LABEL_BYTES + 64];
+    return sg__cuda_fail(err, "cudaEventElapsedTime",
+                         sg__cuda_where(b, "sg_exec_get_trace", node, where));
+  }
+  *ns = ms > 0 ? (uint64_t)(ms * 1e6 + 0.5) : 0;
+  return SG_OK;
+}
+
+sg_status sg__cuda_streams_trace(sg__cuda_state *b, uint64_t *start_ns, uint64_t *end_ns) {
+  const sg__schedule *s = b->s;
+  if (b->launches == 0) {
+    for (uint32_t n = 0; n < s->node_count; n++) start_ns[n] = end_ns[n] = 0;
+    return SG_OK;
+  }
+  int previous;
+  sg_status st = sg__cuda_enter(b->device, &previous, "sg_exec_get_trace");
+  if (st) return st;
+  for (uint32_t n = 0; n < s->node_count && !st; n++) {
+    st = elapsed_ns(b, b->trace_start[n], n, &start_ns[n]);
+    if (!st) st = elapsed_ns(b, b->trace_end[n], n, &end_ns[n]);
+  }
+  sg__cuda_leave(b->device, previous);
+  return st;
+}
