@@ -120,15 +120,15 @@ sg_status sg__cover_augment(sg__work *w) {
     if (!*arrays[i]) st = sg__oom(w, "chain cover search");
   }
   if (!st) {
-    uint64_t work = 0, per_phase = (uint64_t)n + w->edges;
+    uint64_t *work = &w->cover_spent, per_phase = (uint64_t)n + w->edges;
     for (;;) {
       if (w->chain_count == w->width_bound) {
         w->cover_exact = 1;
         break;
       }
-      if (work + per_phase > w->limits->cover_work) break;
+      if (*work + per_phase > w->limits->cover_work) break;
       s.phase++;
-      uint32_t found = phase(&s, &work);
+      uint32_t found = phase(&s, work);
       if (found == 0) {
         w->cover_exact = 1;
         break;

@@ -6,8 +6,8 @@
  * descendants; everything after it on c is reachable too. Computed backwards
  * over the issue order, first[u] = min over successors w of (first[w], and
  * w's own position on its chain). Edge u -> w is redundant iff another
- * successor reaches w: first[w'][chain(w)] <= pos(w) for some successor w',
- * or another successor sits earlier on w's own chain. That costs
+ * successor reaches w: first[w'][chain(w)] <= pos(w) for some successor w'.
+ * That costs
  * O((n + E) x chains) time; chains are processed in blocks so memory stays at
  * INDEX_CELLS entries whatever the chain count. Run when that cost is within
  * limits->reduce_work.
@@ -70,10 +70,13 @@ static sg_status reduce_exact(sg__work *w, const chains *c, unsigned char *keep)
         uint32_t k = c->of[x] - c0;
         if (k < b && c->pos[x] < own[k]) own[k] = c->pos[x];
       }
+      /* fu is still the successors' strict reach. It covers a successor x
+       * also when another successor sits earlier on x's chain: a chain's next
+       * node is a descendant, so that one's reach on the chain is <= pos(x).
+       * x's own reach on its chain starts after x, so x never covers itself. */
       for (uint32_t e = w->succ_start[u]; e < w->succ_start[u + 1]; e++) {
         uint32_t x = w->succ[e], k = c->of[x] - c0;
-        if (k >= b) continue;
-        if (fu[k] <= c->pos[x] || own[k] < c->pos[x]) keep[e] = 0;
+        if (k < b && fu[k] <= c->pos[x]) keep[e] = 0;
       }
       for (uint32_t e = w->succ_start[u]; e < w->succ_start[u + 1]; e++) {
         uint32_t k = c->of[w->succ[e]] - c0;

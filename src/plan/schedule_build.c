@@ -112,6 +112,7 @@ sg_status sg__schedule_build_ex(uint32_t node_count, const uint32_t *succ_start,
     if (st) st = sg__oom(&w, "predecessor lists");
     if (!st) st = sg__topo(&w);
     if (!st) st = sg__cover_greedy(&w);
+    if (!st) st = sg__cover_paths(&w);
     if (!st) st = sg__cover_augment(&w);
     if (!st) {
       out->width = w.cover_exact ? w.chain_count : w.width_bound;

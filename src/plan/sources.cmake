@@ -4,6 +4,7 @@ list(APPEND SG_C_SOURCES
   plan/csr.c
   plan/topo.c
   plan/cover_greedy.c
+  plan/cover_paths.c
   plan/cover_augment.c
   plan/reduce.c
   plan/merge.c

@@ -34,6 +34,7 @@ typedef struct sg__work {
   uint32_t *next, *prev;  /* node -> the next / previous node of its chain, or SG__NONE */
   uint32_t chain_count;
   int cover_exact;        /* 1: the cover is minimum (chain_count == width) */
+  uint64_t cover_spent;   /* work of the cover's phases so far, against limits->cover_work */
 
   /* reduce.c leaves out->red_start/red_succ; then the reduced edges reversed */
   uint32_t *rpred_start, *rpred;
@@ -53,6 +54,7 @@ sg_status sg__csr_reverse(uint32_t n, const uint32_t *start, const uint32_t *adj
 
 sg_status sg__topo(sg__work *w);
 sg_status sg__cover_greedy(sg__work *w);
+sg_status sg__cover_paths(sg__work *w);
 sg_status sg__cover_augment(sg__work *w);
 sg_status sg__reduce(sg__work *w);
 sg_status sg__merge(sg__work *w);

@@ -1,0 +1,277 @@
+/* plan_bench: how fast the planner is and how good its plans are, on DAG
+ * families up to 100,000 nodes and 300,000 edges. No GPU needed.
+ *
+ *   plan_bench [out.json] [--quick]
+ *
+ * Each case runs in a child process (fork) so that its peak memory can be
+ * read from getrusage: "peak MB" is the child's peak resident set minus its
+ * resident set just before planning, i.e. what the planner itself touched.
+ * Time is the median of three runs of sg__schedule_build. */
+#define _POSIX_C_SOURCE 200809L
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "plan/schedule_build.h"
+
+typedef struct dag {
+  uint32_t n;
+  uint32_t *start, *succ;
+  size_t m;
+} dag;
+
+typedef struct result {
+  double ms;
+  double peak_mb;
+  int status;
+  sg__schedule s; /* scalars only are meaningful in the parent */
+} result;
+
+/* xorshift64*: reproducible across platforms */
+static uint64_t rng_state = 88172645463325252ull;
+static uint64_t rnd(void) {
+  rng_state ^= rng_state >> 12;
+  rng_state ^= rng_state << 25;
+  rng_state ^= rng_state >> 27;
+  return rng_state * 2685821657736338717ull;
+}
+
+/* Edge-list scratch -> CSR (sorted, distinct). */
+typedef struct edge {
+  uint32_t u, v;
+} edge;
+
+static int edge_cmp(const void *a, const void *b) {
+  const edge *x = a, *y = b;
+  if (x->u != y->u) return x->u < y->u ? -1 : 1;
+  return x->v < y->v ? -1 : x->v > y->v;
+}
+
+static dag to_csr(uint32_t n, edge *e, size_t m) {
+  qsort(e, m, sizeof *e, edge_cmp);
+  dag d = {n, calloc((size_t)n + 1, sizeof(uint32_t)), malloc((m ? m : 1) * sizeof(uint32_t)), 0};
+  for (size_t k = 0; k < m; k++) {
+    if (k && e[k].u == e[k - 1].u && e[k].v == e[k - 1].v) continue;
+    d.succ[d.m++] = e[k].v;
+    d.start[e[k].u + 1]++;
+  }
+  for (uint32_t v = 0; v < n; v++) d.start[v + 1] += d.start[v];
+  return d;
+}
+
+/* Node labels: a random permutation, so index order is not topological. */
+static uint32_t *permutation(uint32_t n) {
+  uint32_t *p = malloc((size_t)n * sizeof *p);
+  for (uint32_t i = 0; i < n; i++) p[i] = i;
+  for (uint32_t i = n; i > 1; i--) {
+    uint32_t j = (uint32_t)(rnd() % i), t = p[i - 1];
+    p[i - 1] = p[j];
+    p[j] = t;
+  }
+  return p;
+}
+
+static dag make_chain(uint32_t n) {
+  edge *e = malloc((size_t)n * sizeof *e);
+  size_t m = 0;
+  for (uint32_t v = 1; v < n; v++) e[m++] = (edge){v - 1, v};
+  dag d = to_csr(n, e, m);
+  free(e);
+  return d;
+}
+
+/* root -> n-2 independent nodes -> sink */
+static dag make_fan(uint32_t n) {
+  edge *e = malloc(2 * (size_t)n * sizeof *e);
+  size_t m = 0;
+  for (uint32_t v = 1; v + 1 < n; v++) {
+    e[m++] = (edge){0, v};
+    e[m++] = (edge){v, n - 1};
+  }
+  dag d = to_csr(n, e, m);
+  free(e);
+  return d;
+}
+
+/* layers of `width` nodes; node i of a layer follows node i of the layer
+ * before, plus two random nodes of it (a pipeline of wide stages, like
+ * batched model layers): the width is exactly `width` */
+static dag make_layered(uint32_t n, uint32_t width) {
+  uint32_t *label = permutation(n);
+  edge *e = malloc(3 * (size_t)n * sizeof *e);
+  size_t m = 0;
+  for (uint32_t v = width; v < n; v++) {
+    uint32_t layer_start = (v / width - 1) * width;
+    e[m++] = (edge){label[v - width], label[v]};
+    for (int k = 0; k < 2; k++)
+      e[m++] = (edge){label[layer_start + (uint32_t)(rnd() % width)], label[v]};
+  }
+  dag d = to_csr(n, e, m);
+  free(e);
+  free(label);
+  return d;
+}
+
+/* random sparse: 3 edges per node, each from a node at most `window`
+ * positions earlier in a hidden topological order (window = n: uniform) */
+static dag make_random(uint32_t n, uint32_t window) {
+  uint32_t *label = permutation(n);
+  edge *e = malloc(3 * (size_t)n * sizeof *e);
+  size_t m = 0;
+  for (uint32_t v = 1; v < n; v++)
+    for (int k = 0; k < 3; k++) {
+      uint32_t span = v < window ? v : window;
+      uint32_t u = v - 1 - (uint32_t)(rnd() % span);
+      e[m++] = (edge){label[u], label[v]};
+    }
+  dag d = to_csr(n, e, m);
+  free(e);
+  free(label);
+  return d;
+}
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static long rss_kb(void) {
+  FILE *f = fopen("/proc/self/statm", "r");
+  long pages = 0, resident = 0;
+  if (f) {
+    if (fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
+    fclose(f);
+  }
+  return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Plans in a child; the result comes back through a pipe. */
+static result run_case(const dag *d, unsigned limit) {
+  result r;
+  memset(&r, 0, sizeof r);
+  int fds[2];
+  if (pipe(fds)) {
+    r.status = -1;
+    return r;
+  }
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    long before = rss_kb();
+    double times[3];
+    for (int k = 0; k < 3; k++) {
+      sg__schedule s;
+      double t0 = now_ms();
+      r.status = sg__schedule_build(d->n, d->start, d->succ, limit, &s);
+      times[k] = now_ms() - t0;
+      if (r.status) break;
+      r.s = s;
+      if (k < 2) sg__schedule_free(&s);
+    }
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    qsort(times, 3, sizeof times[0], cmp_double);
+    r.ms = times[1];
+    r.peak_mb = (ru.ru_maxrss - before) / 1024.0;
+    ssize_t wrote = write(fds[1], &r, sizeof r);
+    _exit(wrote == (ssize_t)sizeof r ? 0 : 1);
+  }
+  close(fds[1]);
+  ssize_t got = read(fds[0], &r, sizeof r);
+  close(fds[0]);
+  waitpid(pid, NULL, 0);
+  if (got != (ssize_t)sizeof r) r.status = -1;
+  return r;
+}
+
+typedef struct family {
+  const char *name;
+  int kind; /* 0 chain, 1 fan, 2 layered, 3 random local, 4 random uniform */
+} family;
+
+int main(int argc, char **argv) {
+  const char *json_path = "plan_bench.json";
+  int quick = 0;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--quick")) quick = 1;
+    else json_path = argv[i];
+  }
+  FILE *json = fopen(json_path, "w");
+  if (!json) {
+    perror(json_path);
+    return 1;
+  }
+  static const family families[] = {{"chain", 0},         {"fan", 1},
+                                    {"layered-w100", 2},  {"random-local", 3},
+                                    {"random-uniform", 4}};
+  static const uint32_t sizes[] = {1000, 10000, 100000};
+  static const unsigned limits[] = {0, 32, UINT_MAX};
+  size_t nsizes = quick ? 2 : 3;
+
+  printf("%-15s %7s %7s %6s %8s %8s %7s %7s %7s %5s %4s %7s %7s %3s %6s %6s\n", "family",
+         "nodes", "edges", "limit", "ms", "peak MB", "streams", "chains", "width", "exact", "red",
+         "events", "waits", "wx", "cp", "plancp");
+  fprintf(json, "{\n  \"results\": [\n");
+  int first = 1;
+  for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
+    for (size_t z = 0; z < nsizes; z++) {
+      uint32_t n = sizes[z];
+      rng_state = 88172645463325252ull + n;
+      dag d;
+      switch (families[f].kind) {
+        case 0: d = make_chain(n); break;
+        case 1: d = make_fan(n); break;
+        case 2: d = make_layered(n, 100); break;
+        case 3: d = make_random(n, 64); break;
+        default: d = make_random(n, n); break;
+      }
+      for (size_t l = 0; l < sizeof limits / sizeof limits[0]; l++) {
+        result r = run_case(&d, limits[l]);
+        char limit_text[16];
+        if (limits[l] == UINT_MAX) snprintf(limit_text, sizeof limit_text, "none");
+        else snprintf(limit_text, sizeof limit_text, "%u", r.s.max_streams);
+        if (r.status) {
+          printf("%-15s %7u %7zu %6s  failed (%d)\n", families[f].name, n, d.m, limit_text,
+                 r.status);
+          continue;
+        }
+        const sg__schedule *s = &r.s;
+        printf("%-15s %7u %7zu %6s %8.1f %8.1f %7u %7u %6zu%s %5s %4s %7u %7zu %3s %6zu %6zu\n",
+               families[f].name, n, d.m, limit_text, r.ms, r.peak_mb, s->stream_count,
+               s->chain_count, s->width, s->width_exact ? " " : "+", s->width_exact ? "yes" : "no",
+               s->reduction_exact ? "yes" : "no", s->event_count, s->wait_count,
+               s->waits_exact ? "yes" : "no", s->critical_path, s->plan_critical_path);
+        fprintf(json,
+                "%s    {\"family\": \"%s\", \"nodes\": %u, \"edges\": %zu, \"max_streams\": %u, "
+                "\"ms\": %.3f, \"peak_mb\": %.2f, \"streams\": %u, \"chains\": %u, "
+                "\"width\": %zu, \"width_exact\": %d, \"reduction_exact\": %d, "
+                "\"reduced_edges\": %zu, \"events\": %u, \"waits\": %zu, \"waits_exact\": %d, "
+                "\"critical_path\": %zu, \"plan_critical_path\": %zu}",
+                first ? "" : ",\n", families[f].name, n, d.m, s->max_streams, r.ms, r.peak_mb,
+                s->stream_count, s->chain_count, s->width, s->width_exact, s->reduction_exact,
+                s->reduced_edge_count, s->event_count, s->wait_count, s->waits_exact,
+                s->critical_path, s->plan_critical_path);
+        first = 0;
+        fflush(stdout);
+      }
+      free(d.start);
+      free(d.succ);
+    }
+  fprintf(json, "\n  ]\n}\n");
+  fclose(json);
+  printf("\nwidth: exact, or '+' = lower bound (largest layer); exact: width exact; red: "
+         "transitive reduction exact; wx: every wait proved necessary; cp/plancp: critical path of the DAG / of the plan (nodes)\n");
+  return 0;
+}
