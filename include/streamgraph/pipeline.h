@@ -10,11 +10,13 @@
  *
  * Per-instance state. Two batches in flight must not share device buffers,
  * so each instance has its own. The `setup` callback is called once per
- * instance, at creation, with the instance's executable: allocate the
- * instance's buffers there, point its nodes at them with sg_exec_set_copy /
- * sg_exec_set_kernel (node handles of the template graph are valid for every
- * instance), and keep them in instance->data; `teardown` frees them. A graph
- * whose nodes only touch memory that batches bind needs no setup at all.
+ * instance, at creation: allocate the instance's buffers there, point the
+ * instance's nodes at them with sg_pipeline_instance_bind (or sg_exec_set_*
+ * on instance->exec; node handles of the graph are valid for every
+ * instance), and keep them in instance->data; `teardown` frees them. The
+ * graph itself is built with any valid buffers (the first instance's, say):
+ * it is a template. A graph whose nodes touch only memory that batches bind
+ * needs no setup at all.
  *
  * Per-batch binding. A batch lists binds: "copy node X reads this host
  * pointer", "kernel node K's argument 2 has this value", "host node H gets
@@ -164,6 +166,12 @@ static inline sg_pipeline_bind sg_bind_host_data(sg_node node, void *user_data) 
   sg_pipeline_bind b = {SG_BIND_HOST_DATA, node, user_data, 0, 0};
   return b;
 }
+
+/* Applies binds to one instance: for setup (point the instance's nodes at
+ * its own buffers) and for the bind callback. Same rules as a batch's binds:
+ * all are checked before any is applied. */
+SG_API sg_status sg_pipeline_instance_bind(sg_pipeline_instance *instance,
+                                           const sg_pipeline_bind *binds, size_t count);
 
 typedef struct sg_pipeline_batch {
   const sg_pipeline_bind *binds; /* bind_count binds, applied in order; several binds of one

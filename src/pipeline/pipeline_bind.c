@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/exec_internal.h"
+#include "core/handles.h"
 #include "core/snapshot.h"
 #include "core/sys.h"
 #include "pipeline/pipeline_internal.h"
@@ -113,32 +114,30 @@ static sg_status apply_node(sg_exec *exec, const sg_pipeline_bind *binds, size_t
   }
 }
 
-/* Wraps the message of a failed step in the batch and bind it was for. */
-static sg_status wrap(sg_status st, const char *fn, uint64_t batch, size_t bind) {
+/* Wraps the message of a failed update in the context and bind it was for. */
+static sg_status wrap(sg_status st, const char *context, size_t bind) {
   char cause[SG_ERROR_MESSAGE_BYTES];
   sg__format(cause, sizeof cause, "%s", sg_last_error());
-  return sg__fail(st, "%s: batch %" PRIu64 ", bind %zu: %s", fn, batch, bind, cause);
+  return sg__fail(st, "%s, bind %zu: %s", context, bind, cause);
 }
 
 /* Small batches (the usual case) need no allocation. */
 #define STACK_BINDS 32
 
-sg_status sg__pipeline_apply_binds(sg__pipe_slot *slot, uint64_t batch,
-                                   const sg_pipeline_bind *binds, size_t count, const char *fn) {
+sg_status sg__pipeline_apply_binds(sg_exec *exec, const sg_pipeline_bind *binds, size_t count,
+                                   const char *context) {
   if (count == 0) return SG_OK;
-  sg_exec *exec = slot->inst.exec;
   uint32_t stack_indices[STACK_BINDS];
   uint32_t *indices = stack_indices;
   if (count > STACK_BINDS) {
     indices = sg__realloc_array(NULL, count, sizeof *indices);
     if (!indices)
-      return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: batch %" PRIu64 ": out of memory for %zu binds",
-                      fn, batch, count);
+      return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory for %zu binds", context, count);
   }
   sg_status st = SG_OK;
   for (size_t i = 0; i < count && !st; i++) {
-    char where[96];
-    sg__format(where, sizeof where, "%s: batch %" PRIu64 ", bind %zu", fn, batch, i);
+    char where[SG__LABEL_BYTES];
+    sg__format(where, sizeof where, "%s, bind %zu", context, i);
     st = check_bind(exec, &binds[i], where, &indices[i]);
   }
   for (size_t i = 0; i < count && !st; i++) {
@@ -146,8 +145,21 @@ sg_status sg__pipeline_apply_binds(sg__pipe_slot *slot, uint64_t batch,
     for (size_t j = 0; j < i && !seen; j++) seen = indices[j] == indices[i];
     if (seen) continue;
     st = apply_node(exec, binds, count, i, indices);
-    if (st) st = wrap(st, fn, batch, i);
+    if (st) st = wrap(st, context, i);
   }
   if (indices != stack_indices) sg__free(indices);
   return st;
+}
+
+sg_status sg_pipeline_instance_bind(sg_pipeline_instance *instance, const sg_pipeline_bind *binds,
+                                    size_t count) {
+  if (!instance) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: instance is NULL", __func__);
+  sg_status st = sg__handle_check(instance->exec, SG__HANDLE_EXEC, __func__, "instance->exec");
+  if (st) return st;
+  if (count && !binds)
+    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: count is %zu but binds is NULL", __func__,
+                    count);
+  char context[64];
+  sg__format(context, sizeof context, "%s: instance %u", __func__, instance->index);
+  return sg__pipeline_apply_binds(instance->exec, binds, count, context);
 }

@@ -58,9 +58,10 @@ sg_status sg__pipeline_stopped_error(const sg_pipeline *p, const char *fn);
  * callbacks. */
 sg_status sg__pipeline_enter(const sg_pipeline *p, const char *fn);
 
-/* Applies a batch's binds to the (idle) instance's executable: validates
- * them all first, then one sg_exec_set_* per bound node. */
-sg_status sg__pipeline_apply_binds(sg__pipe_slot *slot, uint64_t batch,
-                                   const sg_pipeline_bind *binds, size_t count, const char *fn);
+/* Applies binds to an idle executable: validates them all first, then one
+ * sg_exec_set_* per bound node. Messages start with `context`
+ * ("sg_pipeline_submit: batch 4"), then ", bind 2: ...". */
+sg_status sg__pipeline_apply_binds(sg_exec *exec, const sg_pipeline_bind *binds, size_t count,
+                                   const char *context);
 
 #endif

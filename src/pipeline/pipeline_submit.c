@@ -33,8 +33,12 @@ static sg_status submit(sg_pipeline *p, const sg_pipeline_batch *batch, uint64_t
   if (p->stopped) return sg__pipeline_stopped_error(p, fn);
 
   void *data = batch ? batch->user_data : NULL;
-  if (batch && (st = sg__pipeline_apply_binds(s, b, batch->binds, batch->bind_count, fn)))
-    return st;
+  if (batch && batch->bind_count) {
+    char context[96];
+    sg__format(context, sizeof context, "%s: batch %" PRIu64, fn, b);
+    if ((st = sg__pipeline_apply_binds(s->inst.exec, batch->binds, batch->bind_count, context)))
+      return st;
+  }
   if (p->options.bind) {
     p->in_callback = 1;
     int rc = p->options.bind(&s->inst, b, data, p->options.user_data);
