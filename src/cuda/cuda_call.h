@@ -31,6 +31,10 @@ static inline cudaError_t sg__cuda_after(cudaError_t real) {
  * failed: cudaErrorInvalidDeviceFunction (invalid device function)". */
 sg_status sg__cuda_fail(cudaError_t err, const char *call, const char *context);
 
+/* 1 for the errors after which the CUDA context is unusable until the
+ * process exits (a kernel fault: illegal address, trap, assert...). */
+int sg__cuda_sticky(cudaError_t err);
+
 /* The same message formatted into a buffer (for failures recorded on an
  * executable and reported later). */
 void sg__cuda_format(char *buf, size_t cap, cudaError_t err, const char *call,

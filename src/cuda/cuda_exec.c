@@ -11,36 +11,11 @@
 
 /* ---- waiting ------------------------------------------------------------ */
 
-/* Errors after which the CUDA context is unusable until the process ends. */
-static int sticky(cudaError_t err) {
-  switch (err) {
-    case cudaErrorIllegalAddress:
-    case cudaErrorLaunchFailure:
-    case cudaErrorHardwareStackError:
-    case cudaErrorIllegalInstruction:
-    case cudaErrorMisalignedAddress:
-    case cudaErrorInvalidAddressSpace:
-    case cudaErrorInvalidPc:
-    case cudaErrorAssert:
-    case cudaErrorLaunchTimeout:
-    case cudaErrorECCUncorrectable:
-      return 1;
-    default:
-      return 0;
-  }
-}
-
 /* Records that the GPU reported `err` for this executable's launches. */
 static void launch_failed(sg__cuda_state *b, cudaError_t err, const char *call, const char *fn) {
   char msg[SG_ERROR_MESSAGE_BYTES];
   sg__cuda_format(msg, sizeof msg, err, call, fn);
-  if (sticky(err))
-    sg__exec_fail(b->exec, SG_ERR_CUDA,
-                  "%s; a kernel of a launch faulted (CUDA does not say which node). This error "
-                  "is sticky: the CUDA context of device %d is unusable until the process exits",
-                  msg, b->device);
-  else
-    sg__exec_fail(b->exec, SG_ERR_CUDA, "%s", msg);
+  sg__exec_fail(b->exec, SG_ERR_CUDA, "%s", msg);
 }
 
 /* Really waits for everything the executable may have in flight, whatever

@@ -33,6 +33,10 @@ sg_status sg__cuda_graph_rebuild(sg__cuda_state *b, const char *fn) {
       st = sg__cuda_fail(err, "cudaGraphInstantiate", fn);
     } else if ((err = SG_CUDA(cudaGraphUpload(g.exec, b->streams[0]))) != cudaSuccess) {
       st = sg__cuda_fail(err, "cudaGraphUpload", fn);
+    } else if ((err = SG_CUDA(cudaStreamSynchronize(b->streams[0]))) != cudaSuccess) {
+      /* Builds happen idle and are slow anyway; waiting for the upload here
+       * means a first launch into any stream finds the graph resident. */
+      st = sg__cuda_fail(err, "cudaStreamSynchronize (after cudaGraphUpload)", fn);
     }
   }
   if (st) {
