@@ -276,8 +276,9 @@ TEST(PipelineArgs, NoReentryFromCallbacks) {
 TEST(PipelineArgs, DefaultOptions) {
   sgtest::LeakCheck leaks;
   sgtest::Graph g;
-  int calls = 0;
-  sg_host_desc h = {[](void *c) { ++*static_cast<int *>(c); return 0; }, &calls, "count"};
+  // Instances run concurrently: the shared counter must be atomic.
+  std::atomic<int> calls{0};
+  sg_host_desc h = {[](void *c) { ++*static_cast<std::atomic<int> *>(c); return 0; }, &calls, "count"};
   SG_ASSERT_OK(sg_graph_add_host(g, &h, nullptr, 0, nullptr));
   sg_pipeline *p = nullptr;
   SG_ASSERT_OK(sg_pipeline_create(g, nullptr, &p));

@@ -143,6 +143,7 @@ TEST(PipelineError, DestroyAfterStopWithoutDrain) {
 }
 
 // A failure found by polling alone (no submit waits) is reported the same.
+// Batch 2 may be refused if its try_submit already saw batch 1 fail.
 TEST(PipelineError, FoundByPolling) {
   sgtest::LeakCheck leaks;
   const size_t n = 64;
@@ -160,20 +161,26 @@ TEST(PipelineError, FoundByPolling) {
   sg_pipeline_options o = pipetest::chain_options(&ctx, 3, SG_MODE_GRAPH);
   sg_pipeline *p = nullptr;
   SG_ASSERT_OK(sg_pipeline_create(chain.g, &o, &p));
+  size_t accepted = 0;
   for (auto *bt : batches) {
     sg_pipeline_batch b = bt->desc(bt);
-    SG_ASSERT_OK(sg_pipeline_try_submit(p, &b, nullptr));
+    sg_status st = sg_pipeline_try_submit(p, &b, nullptr);
+    if (st == SG_ERR_STOPPED && accepted == 2) break;
+    EXPECT_EQ(st, SG_OK) << sg_last_error();
+    accepted++;
   }
   sg_status st = SG_OK;
-  for (int spins = 0; ctx.rec.order.size() < 3 && spins < 1000000; spins++) {
+  for (int spins = 0; ctx.rec.order.size() < accepted && spins < 1000000; spins++) {
     st = sg_pipeline_poll(p);
     std::this_thread::yield();
   }
-  ASSERT_EQ(ctx.rec.order.size(), 3u);
+  ASSERT_EQ(ctx.rec.order.size(), accepted);
   EXPECT_EQ(st, SG_ERR_STOPPED);
-  EXPECT_EQ(ctx.rec.status, (std::vector<sg_status>{SG_OK, SG_ERR_CALLBACK, SG_ERR_STOPPED}));
+  std::vector<sg_status> want = {SG_OK, SG_ERR_CALLBACK, SG_ERR_STOPPED};
+  want.resize(accepted);
+  EXPECT_EQ(ctx.rec.status, want);
   EXPECT_EQ(ctx.rec.output_errors[0], "");
-  SG_ASSERT_OK(sg_pipeline_destroy(p));
+  SG_EXPECT_OK(sg_pipeline_destroy(p));
 }
 
 }  // namespace
