@@ -66,7 +66,9 @@ struct HostBuffer {
 // The template graph: h2d (in -> dev), k = work_u32(dev, n, rounds),
 // optionally a host node "check" after k, d2h (dev -> out). Built with
 // placeholder buffers; instances rebind the device side in setup, batches
-// the host side and the rounds.
+// the host side and the rounds. The placeholders' host memory is of the kind
+// the batches will bind (`pinned`): on the GPU a copy whose host side changes
+// kind is carried out differently, which in graph mode means a rebuild.
 struct Chain {
   sg_backend backend;
   size_t n;
@@ -74,15 +76,16 @@ struct Chain {
   sg_node h2d{}, k{}, check{}, d2h{};
   bool has_check;
   void *tmpl_dev = nullptr;
-  std::vector<uint32_t> tmpl_in, tmpl_out;
+  HostBuffer tmpl_in, tmpl_out;
   Check tmpl_check;
 
-  Chain(sg_backend b, size_t elements, bool with_check)
-      : backend(b), n(elements), has_check(with_check), tmpl_in(elements), tmpl_out(elements) {
+  Chain(sg_backend b, size_t elements, bool with_check, bool pinned = false)
+      : backend(b), n(elements), has_check(with_check), tmpl_in(b, pinned, elements),
+        tmpl_out(b, pinned, elements) {
     size_t bytes = n * sizeof(uint32_t);
     EXPECT_EQ(sg_graph_create(&g), SG_OK);
     EXPECT_EQ(sg_mem_alloc(backend, SG_MEMORY_DEVICE, 0, bytes, &tmpl_dev), SG_OK) << sg_last_error();
-    sg_copy_desc up = {tmpl_dev, tmpl_in.data(), bytes, SG_COPY_HOST_TO_DEVICE, "upload"};
+    sg_copy_desc up = {tmpl_dev, tmpl_in.p, bytes, SG_COPY_HOST_TO_DEVICE, "upload"};
     EXPECT_EQ(sg_graph_add_copy(g, &up, nullptr, 0, &h2d), SG_OK) << sg_last_error();
     sg_kernel_call call;
     sg_kernels_work_u32(&call, static_cast<uint32_t *>(tmpl_dev), n, 1);
@@ -94,7 +97,7 @@ struct Chain {
       EXPECT_EQ(sg_graph_add_host(g, &h, &k, 1, &check), SG_OK) << sg_last_error();
       last = check;
     }
-    sg_copy_desc down = {tmpl_out.data(), tmpl_dev, bytes, SG_COPY_DEVICE_TO_HOST, "download"};
+    sg_copy_desc down = {tmpl_out.p, tmpl_dev, bytes, SG_COPY_DEVICE_TO_HOST, "download"};
     EXPECT_EQ(sg_graph_add_copy(g, &down, &last, 1, &d2h), SG_OK) << sg_last_error();
   }
   ~Chain() {

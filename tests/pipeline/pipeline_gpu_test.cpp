@@ -38,7 +38,7 @@ TEST_P(PipelineGpu, OutputsEqualReference) {
   auto [depth, mode, pinned] = GetParam();
   const size_t n = (1u << 18) + 3; // a little over 1 MiB: several blocks, odd tail
   const unsigned count = 13;
-  Chain chain(SG_BACKEND_CUDA, n, false);
+  Chain chain(SG_BACKEND_CUDA, n, false, pinned);
   std::vector<std::unique_ptr<Batch>> owned;
   std::vector<Batch *> batches;
   for (unsigned i = 0; i < count; i++) {
@@ -95,7 +95,7 @@ TEST_P(PipelineGpuError, HostNodeFailingOnBatchK) {
   sgtest::LeakCheck leaks;
   const size_t n = 1u << 16;
   const unsigned count = 12, k = 4, depth = 3;
-  Chain chain(SG_BACKEND_CUDA, n, true);
+  Chain chain(SG_BACKEND_CUDA, n, true, true);
   std::vector<std::unique_ptr<Batch>> owned;
   std::vector<Batch *> batches;
   for (unsigned i = 0; i < count; i++) {

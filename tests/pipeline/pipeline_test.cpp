@@ -250,12 +250,21 @@ TEST(Pipeline, BindCallback) {
     Chain *chain;
     std::vector<uint64_t> seen;
     bool fail_next = false;
-  } state{&chain, {}, false};
+    Ctx ctx; // for the fixture's setup and teardown
+  } state{&chain, {}, false, {}};
+  state.ctx.chain = &chain;
   sg_pipeline_options o;
   sg_pipeline_options_init(&o);
   o.depth = 2;
   o.exec.backend = SG_BACKEND_HOST;
   o.user_data = &state;
+  // Each instance needs its own device buffer: two run at once.
+  o.setup = [](sg_pipeline_instance *inst, void *user) {
+    return pipetest::chain_setup(inst, &static_cast<State *>(user)->ctx);
+  };
+  o.teardown = [](sg_pipeline_instance *inst, void *user) {
+    pipetest::chain_teardown(inst, &static_cast<State *>(user)->ctx);
+  };
   // Binds the rounds (argument 2) itself: batch_data points at the value.
   o.bind = [](sg_pipeline_instance *inst, uint64_t batch, void *batch_data, void *user) -> int {
     auto *s = static_cast<State *>(user);
