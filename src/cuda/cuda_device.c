@@ -28,6 +28,16 @@ void sg__cuda_leave(int device, int previous) {
   if (previous != device) cudaSetDevice(previous);
 }
 
+/* "sg_exec_create: copy node 'c' (#3)"; made only when a message needs it,
+ * since updates pass through here on their fast path. */
+static const char *where_of(const char *fn, const sg__node *node, uint32_t index,
+                            char buf[SG__LABEL_BYTES + 96]) {
+  char label[SG__LABEL_BYTES];
+  snprintf(buf, SG__LABEL_BYTES + 96, "%s: %s node %s", fn, sg__node_kind_name(node->kind),
+           sg__node_label(node, index, label));
+  return buf;
+}
+
 static sg_status refuse_host_device(const char *where, const char *what) {
   return sg__fail(SG_ERR_INVALID_COPY,
                   "%s: %s host-backend \"device\" memory (sg_mem_alloc(SG_BACKEND_HOST, ...)), "
@@ -39,8 +49,12 @@ static sg_status refuse_host_device(const char *where, const char *what) {
  * more than the default (48 KiB), after checking the device can give it.
  * The attribute belongs to the function (process-wide, per device); it is
  * only ever raised, so other users of the function are not affected. */
-static sg_status check_shared(sg__cuda_state *b, const sg__kernel *k, const char *where) {
+static sg_status check_shared(sg__cuda_state *b, const sg__node *node, uint32_t index,
+                              const char *fn) {
+  const sg__kernel *k = &node->u.kernel;
   if (k->shared_bytes == 0) return SG_OK;
+  char where[SG__LABEL_BYTES + 96];
+  where_of(fn, node, index, where);
   struct cudaFuncAttributes a;
   cudaError_t err = SG_CUDA(cudaFuncGetAttributes(&a, k->func));
   if (err != cudaSuccess) return sg__cuda_fail(err, "cudaFuncGetAttributes", where);
@@ -73,20 +87,18 @@ static sg__cuda_route copy_route(const sg__copy *c) {
 
 sg_status sg__cuda_check_node(sg__cuda_state *b, const sg__node *node, uint32_t index,
                               const char *fn, sg__cuda_route *route) {
-  char label[SG__LABEL_BYTES], where[SG__LABEL_BYTES + 96];
-  snprintf(where, sizeof where, "%s: %s node %s", fn, sg__node_kind_name(node->kind),
-           sg__node_label(node, index, label));
+  char where[SG__LABEL_BYTES + 96];
   switch (node->kind) {
     case SG__NODE_COPY:
       if (node->u.copy.src_memory == SG_MEMORY_HOST_DEVICE)
-        return refuse_host_device(where, "the source is");
+        return refuse_host_device(where_of(fn, node, index, where), "the source is");
       if (node->u.copy.dst_memory == SG_MEMORY_HOST_DEVICE)
-        return refuse_host_device(where, "the destination is");
+        return refuse_host_device(where_of(fn, node, index, where), "the destination is");
       *route = copy_route(&node->u.copy);
       return SG_OK;
     case SG__NODE_MEMSET:
       if (node->u.memset.dst_memory == SG_MEMORY_HOST_DEVICE)
-        return refuse_host_device(where, "the destination is");
+        return refuse_host_device(where_of(fn, node, index, where), "the destination is");
       /* The GPU cannot set pageable memory; a host thread can, in order. */
       *route = sg__memory_is_host(node->u.memset.dst_memory) ? SG__ROUTE_HOST_WORK
                                                              : SG__ROUTE_MEMSET;
@@ -96,9 +108,9 @@ sg_status sg__cuda_check_node(sg__cuda_state *b, const sg__node *node, uint32_t 
         return sg__fail(SG_ERR_UNSUPPORTED,
                         "%s has no CUDA function (func is NULL, only a host twin): it can run "
                         "only on the host backend",
-                        where);
+                        where_of(fn, node, index, where));
       *route = SG__ROUTE_KERNEL;
-      return check_shared(b, &node->u.kernel, where);
+      return check_shared(b, node, index, fn);
     case SG__NODE_HOST:
       *route = SG__ROUTE_HOST_WORK;
       return SG_OK;
@@ -107,7 +119,7 @@ sg_status sg__cuda_check_node(sg__cuda_state *b, const sg__node *node, uint32_t 
         return sg__fail(SG_ERR_UNSUPPORTED,
                         "%s has no stream function (fn is NULL, only a host twin): it can run "
                         "only on the host backend",
-                        where);
+                        where_of(fn, node, index, where));
       *route = SG__ROUTE_STREAM_FN;
       return SG_OK;
     default:
