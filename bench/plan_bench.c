@@ -118,6 +118,49 @@ static dag make_layered(uint32_t n, uint32_t width) {
   return d;
 }
 
+/* `width` columns; every step, random pairs of columns meet in a shared
+ * node (i_k -> m -> i_k+1 and j_k -> m -> j_k+1). The width is `width`, but
+ * chains that follow edges break at every meeting node, so only chains that
+ * jump over them reach it: the hard case for the closure search. */
+static dag make_crossings(uint32_t n, uint32_t width) {
+  if (width > n) width = n;
+  uint32_t per_round = width + width / 2;
+  n = width + (n - width) / per_round * per_round; /* whole rounds only */
+  uint32_t *label = permutation(n);
+  edge *e = malloc(4 * (size_t)n * sizeof *e);
+  uint32_t *tail = malloc(width * sizeof *tail), *order = malloc(width * sizeof *order);
+  size_t m = 0;
+  uint32_t next = 0;
+  for (uint32_t c = 0; c < width && next < n; c++) tail[c] = next++;
+  while (next + per_round <= n) {
+    /* a meeting node for each random pair of columns, then a new node per column */
+    for (uint32_t i = 0; i < width; i++) order[i] = i;
+    for (uint32_t i = width; i > 1; i--) {
+      uint32_t j = (uint32_t)(rnd() % i), t = order[i - 1];
+      order[i - 1] = order[j];
+      order[j] = t;
+    }
+    uint32_t first_meet = next;
+    for (uint32_t p = 0; p + 1 < width; p += 2) {
+      uint32_t meet = next++;
+      e[m++] = (edge){label[tail[order[p]]], label[meet]};
+      e[m++] = (edge){label[tail[order[p + 1]]], label[meet]};
+    }
+    for (uint32_t p = 0; p < width; p++) {
+      uint32_t c = order[p], v = next++;
+      if (p / 2 * 2 + 1 < width) e[m++] = (edge){label[first_meet + p / 2], label[v]};
+      else e[m++] = (edge){label[tail[c]], label[v]};
+      tail[c] = v;
+    }
+  }
+  dag d = to_csr(n, e, m);
+  free(e);
+  free(tail);
+  free(order);
+  free(label);
+  return d;
+}
+
 /* random sparse: 3 edges per node, each from a node at most `window`
  * positions earlier in a hidden topological order (window = n: uniform) */
 static dag make_random(uint32_t n, uint32_t window) {
@@ -198,7 +241,7 @@ static result run_case(const dag *d, unsigned limit) {
 
 typedef struct family {
   const char *name;
-  int kind; /* 0 chain, 1 fan, 2 layered, 3 random local, 4 random uniform */
+  int kind; /* 0 chain, 1 fan, 2 layered, 3 random local, 4 random uniform, 5 crossings */
 } family;
 
 int main(int argc, char **argv) {
@@ -215,7 +258,7 @@ int main(int argc, char **argv) {
   }
   static const family families[] = {{"chain", 0},         {"fan", 1},
                                     {"layered-w100", 2},  {"random-local", 3},
-                                    {"random-uniform", 4}};
+                                    {"random-uniform", 4}, {"crossings-w64", 5}};
   static const uint32_t sizes[] = {1000, 10000, 100000};
   static const unsigned limits[] = {0, 32, UINT_MAX};
   size_t nsizes = quick ? 2 : 3;
@@ -235,7 +278,8 @@ int main(int argc, char **argv) {
         case 1: d = make_fan(n); break;
         case 2: d = make_layered(n, 100); break;
         case 3: d = make_random(n, 64); break;
-        default: d = make_random(n, n); break;
+        case 4: d = make_random(n, n); break;
+        default: d = make_crossings(n, getenv("XW") ? (uint32_t)atoi(getenv("XW")) : 64); break;
       }
       for (size_t l = 0; l < sizeof limits / sizeof limits[0]; l++) {
         result r = run_case(&d, limits[l]);

@@ -55,7 +55,9 @@ static void sort_by_start(const sg__work *w, const chain_list *c, uint32_t *curs
 static sg_status merge_by_levels(sg__work *w, const chain_list *c, uint32_t limit) {
   uint32_t *stream = w->out->stream_of;
   size_t levels = w->level_count;
-  uint16_t *occ = sg__calloc((size_t)limit * levels, sizeof *occ); /* saturating counts */
+  /* occ[level * limit + stream]: nodes of the stream at that level, saturating.
+   * Level-major, so the scan over streams for one node reads one cache line. */
+  uint16_t *occ = sg__calloc((size_t)limit * levels, sizeof *occ);
   uint32_t *load = sg__calloc(limit, sizeof *load);
   uint32_t *aff = sg__calloc(limit, sizeof *aff);
   uint64_t *coll = sg__calloc(limit, sizeof *coll);
@@ -76,7 +78,8 @@ static sg_status merge_by_levels(sg__work *w, const chain_list *c, uint32_t limi
         if (stream[w->rpred[e]] != SG__NONE) aff[stream[w->rpred[e]]]++;
       for (uint32_t e = rs[x]; e < rs[x + 1]; e++)
         if (stream[rsucc[e]] != SG__NONE) aff[stream[rsucc[e]]]++;
-      for (uint32_t s = 0; s < limit; s++) coll[s] += occ[(size_t)s * levels + w->level[x]];
+      const uint16_t *row = occ + (size_t)w->level[x] * limit;
+      for (uint32_t s = 0; s < limit; s++) coll[s] += row[s];
     }
     uint32_t best = 0;
     for (uint32_t s = 1; s < limit; s++) {
@@ -92,7 +95,7 @@ static sg_status merge_by_levels(sg__work *w, const chain_list *c, uint32_t limi
     }
     for (uint32_t x = c->head[ch]; x != SG__NONE; x = w->next[x]) {
       stream[x] = best;
-      uint16_t *cell = &occ[(size_t)best * levels + w->level[x]];
+      uint16_t *cell = &occ[(size_t)w->level[x] * limit + best];
       if (*cell != UINT16_MAX) (*cell)++;
     }
     load[best] += c->len[ch];

@@ -6,7 +6,8 @@
  *   cover_greedy.c  a first chain cover along edges
  *   cover_augment.c minimum chain cover (Dilworth) by augmenting paths over
  *                   the transitive closure, explored implicitly
- *   reduce.c        transitive reduction through a chain reachability index
+ *   reduce*.c       transitive reduction: level-pruned searches, else a chain
+ *                   reachability index
  *   merge.c         chains -> streams, merging chains under a stream limit
  *   layout.c        stream numbering, positions, the plan's critical path
  *   events.c        the fewest event waits, by vector clocks over streams
@@ -27,11 +28,13 @@ typedef struct sg__plan_limits {
   /* Edge and node visits the augmenting phases of the chain cover may spend;
    * past it the cover found so far is kept and width is a lower bound. */
   uint64_t cover_work;
-  /* (nodes + edges) x chains: the cost of the exact transitive reduction.
-   * Above it, only edges implied by a path of two edges are removed. */
+  /* Edge visits of the level-pruned searches of the transitive reduction, in
+   * all; each node's search gets this / n and is exact unless cut short. */
+  uint64_t reduce_search_work;
+  /* (nodes + edges) x chains: the cost of the exact chain-index reduction,
+   * run when a search was cut short. Above both, a few redundant edges may
+   * remain (reduction_exact = 0). */
   uint64_t reduce_work;
-  /* Work of the approximate (two-edge path) reduction. */
-  uint64_t reduce_hop_work;
   /* (nodes + edges + streams) x streams: the cost (and table cells) of
    * dense vector clocks. Above it, waits use direct knowledge only. */
   uint64_t clock_work;

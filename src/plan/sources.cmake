@@ -6,6 +6,8 @@ list(APPEND SG_C_SOURCES
   plan/cover_greedy.c
   plan/cover_paths.c
   plan/cover_augment.c
+  plan/reduce_search.c
+  plan/reduce_index.c
   plan/reduce.c
   plan/merge.c
   plan/layout.c

@@ -47,10 +47,11 @@ TEST(ScheduleFaults, EveryAllocationFailureIsReportedAndFreed) {
 
   sg__plan_limits fallback = limits;
   fallback.cover_work = 0;
-  fallback.reduce_work = 0;
+  fallback.reduce_search_work = 0;  // the chain index reduces
   fallback.clock_work = 0;
   fallback.merge_scan_streams = 0;
   fail_each_allocation(d, 3, &fallback, "fallbacks, merged by intervals");
+  fallback.reduce_work = 0;  // no reduction at all
   fail_each_allocation(d, UINT_MAX, &fallback, "fallbacks, unlimited");
 
   fail_each_allocation(Dag(0, {}), 0, &limits, "empty graph");

@@ -80,15 +80,19 @@ struct Fallback {
 
 const Fallback kFallbacks[] = {
     {"greedy cover", [](sg__plan_limits *l) { l->cover_work = 0; }},
-    {"two-hop reduction", [](sg__plan_limits *l) { l->reduce_work = 0; }},
+    {"index reduction", [](sg__plan_limits *l) { l->reduce_search_work = 0; }},
+    {"partial reduction", [](sg__plan_limits *l) {
+       l->reduce_search_work = 40;
+       l->reduce_work = 0;
+     }},
     {"no reduction", [](sg__plan_limits *l) {
        l->reduce_work = 0;
-       l->reduce_hop_work = 0;
+       l->reduce_search_work = 0;
      }},
     {"direct knowledge", [](sg__plan_limits *l) { l->clock_work = 0; }},
     {"interval merging", [](sg__plan_limits *l) { l->merge_scan_streams = 0; }},
     {"all fallbacks", [](sg__plan_limits *l) {
-       l->cover_work = l->reduce_work = l->reduce_hop_work = l->clock_work = 0;
+       l->cover_work = l->reduce_work = l->reduce_search_work = l->clock_work = 0;
        l->merge_scan_streams = 0;
      }},
 };
