@@ -279,7 +279,7 @@ int main(int argc, char **argv) {
         case 2: d = make_layered(n, 100); break;
         case 3: d = make_random(n, 64); break;
         case 4: d = make_random(n, n); break;
-        default: d = make_crossings(n, getenv("XW") ? (uint32_t)atoi(getenv("XW")) : 64); break;
+        default: d = make_crossings(n, 64); break;
       }
       for (size_t l = 0; l < sizeof limits / sizeof limits[0]; l++) {
         result r = run_case(&d, limits[l]);

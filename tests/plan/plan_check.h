@@ -193,7 +193,8 @@ inline size_t longest_path(const Dag &d) {
 }
 
 struct CheckOptions {
-  bool closures = true;  // compare reachability (keep n small)
+  bool closures = true;    // compare reachability (n up to a few thousand)
+  bool minimality = true;  // prove each wait necessary (one closure per wait: n small)
 };
 
 // Checks every promise of a schedule for DAG d planned under `limit`.
@@ -230,7 +231,9 @@ inline void check_schedule(const Dag &d, const sg__schedule &s, unsigned limit,
       ASSERT_LT(v, n);
       ASSERT_EQ(s.stream_of[v], k);
       ASSERT_EQ(s.position[v], at - s.stream_start[k]);
-      if (at > s.stream_start[k]) ASSERT_LT(rank[s.stream_nodes[at - 1]], rank[v]);
+      if (at > s.stream_start[k]) {
+        ASSERT_LT(rank[s.stream_nodes[at - 1]], rank[v]);
+      }
     }
   }
   // streams numbered by their first node's issue rank
@@ -273,12 +276,16 @@ inline void check_schedule(const Dag &d, const sg__schedule &s, unsigned limit,
     for (uint32_t e = s.red_start[u]; e < s.red_start[u + 1]; e++) {
       uint32_t v = s.red_succ[e];
       ASSERT_TRUE(std::binary_search(d.succ.begin() + d.start[u], d.succ.begin() + d.start[u + 1], v));
-      if (e > s.red_start[u]) ASSERT_LT(s.red_succ[e - 1], v);
+      if (e > s.red_start[u]) {
+        ASSERT_LT(s.red_succ[e - 1], v);
+      }
       red[u].push_back(v);
     }
   EXPECT_EQ(s.critical_path, longest_path(d));
   EXPECT_GE(s.plan_critical_path, s.critical_path);
-  if (s.chain_count <= limit) EXPECT_EQ(s.plan_critical_path, s.critical_path);
+  if (s.chain_count <= limit) {
+    EXPECT_EQ(s.plan_critical_path, s.critical_path);
+  }
   if (!opt.closures) return;
 
   // the plan graph: stream order and waits
@@ -294,23 +301,26 @@ inline void check_schedule(const Dag &d, const sg__schedule &s, unsigned limit,
   for (auto &e : d.edges())
     ASSERT_TRUE(plan_reach.get(e.first, e.second))
         << "edge " << e.first << "->" << e.second << " not implied by the plan";
-  if (s.chain_count <= limit)
+  if (s.chain_count <= limit) {
     ASSERT_TRUE(plan_reach == dag_reach) << "the plan orders nodes the DAG leaves independent";
+  }
   // the reduced graph keeps the reachability, and an exact reduction keeps no implied edge
   ASSERT_TRUE(closure(n, red) == dag_reach) << "the reduction changed reachability";
-  if (s.reduction_exact)
+  if (s.reduction_exact) {
     for (uint32_t u = 0; u < n; u++)
       for (uint32_t v : red[u])
         for (uint32_t w : red[u])
           ASSERT_FALSE(w != v && dag_reach.get(w, v))
               << "reduced edge " << u << "->" << v << " is implied via " << w;
+  }
   // no two independent nodes share a stream when the limit does not bind
-  if (s.chain_count <= limit)
+  if (s.chain_count <= limit) {
     for (uint32_t k = 0; k < s.stream_count; k++)
       for (uint32_t at = s.stream_start[k] + 1; at < s.stream_start[k + 1]; at++)
         ASSERT_TRUE(dag_reach.get(s.stream_nodes[at - 1], s.stream_nodes[at]));
+  }
   // minimality: every wait is necessary (without it, its source no longer reaches its node)
-  if (s.waits_exact)
+  if (s.waits_exact && opt.minimality)
     for (uint32_t v = 0; v < n; v++)
       for (uint32_t k = s.wait_start[v]; k < s.wait_start[v + 1]; k++) {
         uint32_t u = s.event_node[s.wait_event[k]];

@@ -113,9 +113,14 @@ TEST(ScheduleRandom, FallbacksGiveValidPlans) {
       if (HasFatalFailure()) FAIL() << f.name << ", seed " << seed << ", limit " << limit;
       // whatever the method, the width reported is exact or a lower bound,
       // and streams never fall below it without a binding limit
-      if (s->width_exact) ASSERT_EQ(s->width, width) << f.name << ", seed " << seed;
-      else ASSERT_LE(s->width, width) << f.name << ", seed " << seed;
-      if (limit == kUnlimited) ASSERT_GE(s->stream_count, width) << f.name;
+      if (s->width_exact) {
+        ASSERT_EQ(s->width, width) << f.name << ", seed " << seed;
+      } else {
+        ASSERT_LE(s->width, width) << f.name << ", seed " << seed;
+      }
+      if (limit == kUnlimited) {
+        ASSERT_GE(s->stream_count, width) << f.name;
+      }
     }
   }
 }
