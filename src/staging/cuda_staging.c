@@ -1,0 +1,291 @@
+/* The CUDA backend's seam into staging (cuda_staging.h): staged copies as
+ * host callbacks and cudaMemcpyAsync on one stream, or as a child graph of
+ * host nodes and memcpy nodes.
+ *
+ * Only what CUDA guarantees is relied on: work in a stream runs in order, a
+ * host function runs after the work before it and the work after it waits
+ * for it to return, and a graph's edges order its nodes. The callbacks make
+ * no CUDA call and never wait for another callback (stage_run.h), so the
+ * driver may run them on one thread for every stream without deadlock. */
+#include "staging/cuda_staging.h"
+
+#include "cuda/cuda_call.h"
+#include "staging/pinned_mem.h"
+
+static void CUDART_CB h2d_gate_cb(void *arg) {
+  sg__stage_step *step = arg;
+  sg__stage_h2d_gate(step->run, step->chunk);
+}
+
+static void CUDART_CB d2h_post_cb(void *arg) {
+  sg__stage_step *step = arg;
+  sg__stage_d2h_post(step->run, step->chunk);
+}
+
+/* The last post of a per-launch run: the destination is complete and the
+ * ring goes back to the pool. */
+static void CUDART_CB d2h_last_cb(void *arg) {
+  sg__stage_step *step = arg;
+  sg__stage_run *run = step->run;
+  sg__stage_d2h_post(run, step->chunk);
+  sg__stage_run_free(run);
+}
+
+/* After a per-launch host->device run's last DMA, or after whatever part of
+ * a run was enqueued before an enqueue failed. */
+static void CUDART_CB finish_cb(void *arg) {
+  sg__stage_run *run = arg;
+  sg__stage_quiesce(run);
+  sg__stage_run_free(run);
+}
+
+static enum cudaMemcpyKind kind_of(sg__stage_dir dir) {
+  return dir == SG__STAGE_H2D ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+}
+
+static sg_status fail(cudaError_t err, const char *call, const char *where, const char *label) {
+  char context[SG_ERROR_MESSAGE_BYTES];
+  sg__format(context, sizeof context, "%s: %s", where, label);
+  return sg__cuda_fail(err, call, context);
+}
+
+static int stream_broken(void *stream) { return sg__staging_cuda_stream_broken(stream); }
+
+/* Enqueues the steps of `run` on `stream`; a per-launch (`transient`) run
+ * also gets the callback that frees it. On failure *call names the call
+ * and *enqueued counts the calls that went in. */
+static cudaError_t enqueue_run(sg__stage_run *run, cudaStream_t stream, int transient,
+                               const char **call, unsigned *enqueued) {
+  cudaError_t err = cudaSuccess;
+  uint32_t n = run->g.chunks;
+  *enqueued = 0;
+  for (uint32_t k = 0; k < n; k++) {
+    char *dev = run->device + sg__stage_offset(run, k);
+    char *slot = sg__stage_slot(run, k);
+    size_t len = sg__stage_len(run, k);
+    if (run->dir == SG__STAGE_H2D) {
+      *call = "cudaLaunchHostFunc";
+      if ((err = SG_CUDA(cudaLaunchHostFunc(stream, h2d_gate_cb, &run->steps[k]))) != cudaSuccess)
+        return err;
+      ++*enqueued;
+      *call = "cudaMemcpyAsync";
+      err = SG_CUDA(cudaMemcpyAsync(dev, slot, len, cudaMemcpyHostToDevice, stream));
+      if (err != cudaSuccess) return err;
+      ++*enqueued;
+    } else {
+      *call = "cudaMemcpyAsync";
+      err = SG_CUDA(cudaMemcpyAsync(slot, dev, len, cudaMemcpyDeviceToHost, stream));
+      if (err != cudaSuccess) return err;
+      ++*enqueued;
+      *call = "cudaLaunchHostFunc";
+      cudaHostFn_t fn = transient && k + 1 == n ? d2h_last_cb : d2h_post_cb;
+      err = SG_CUDA(cudaLaunchHostFunc(stream, fn, &run->steps[k]));
+      if (err != cudaSuccess) return err;
+      ++*enqueued;
+    }
+  }
+  if (transient && run->dir == SG__STAGE_H2D) {
+    *call = "cudaLaunchHostFunc";
+    err = SG_CUDA(cudaLaunchHostFunc(stream, finish_cb, run));
+    if (err != cudaSuccess) return err;
+  }
+  return cudaSuccess;
+}
+
+/* A per-launch run whose enqueue failed part way: what went in still runs
+ * and still uses the run, so it is freed after that. */
+static void abandon(sg__stage_run *run, cudaStream_t stream, unsigned enqueued) {
+  cudaGetLastError(); /* the failure is reported through the status */
+  if (enqueued == 0) {
+    sg__stage_run_free(run);
+    return;
+  }
+  if (SG_CUDA(cudaLaunchHostFunc(stream, finish_cb, run)) == cudaSuccess) return;
+  cudaGetLastError();
+  if (SG_CUDA(cudaStreamSynchronize(stream)) == cudaSuccess) {
+    sg__stage_quiesce(run);
+    sg__stage_run_free(run);
+    return;
+  }
+  cudaGetLastError();
+  /* The context is broken. Host functions are not called after a context
+   * error, so nothing will touch the run again, but whether the device
+   * still reads the ring is unknowable: the run and its ring are left
+   * allocated rather than freed under it. */
+}
+
+/* A copy through a registered buffer, per launch: the fence recorded after
+ * it keeps the registration from eviction until the copy is done. */
+static sg_status enqueue_registered(sg__staging *st, uint32_t index, cudaStream_t stream,
+                                    const char *where, const char *label, const char *context) {
+  const sg__copy *c = &st->exec->snap.nodes[index].u.copy;
+  sg__reg_binding *b = st->nodes[index].reg;
+  cudaError_t err = SG_CUDA(cudaMemcpyAsync(c->dst, c->src, c->bytes,
+                                            kind_of(st->nodes[index].dir), stream));
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    sg__reg_use_end(b, NULL, context);
+    return fail(err, "cudaMemcpyAsync", where, label);
+  }
+  sg_status s = sg__reg_use_end(b, stream, context);
+  if (s) {
+    /* No fence: wait for the copy here instead, so that the registration
+     * is never released under it. */
+    char message[SG_ERROR_MESSAGE_BYTES];
+    sg__format(message, sizeof message, "%s", sg_last_error());
+    cudaGetLastError();
+    cudaStreamSynchronize(stream);
+    cudaGetLastError();
+    return sg__fail(s, "%s", message);
+  }
+  sg__staging_count(st, SG__ROUTE_REGISTERED);
+  return SG_OK;
+}
+
+/* Per-launch regime: the node's parameters may have changed since the
+ * route bookkeeping was made (streams-mode updates only touch the
+ * snapshot); start it again if so. */
+static void refresh(sg__staging *st, uint32_t index) {
+  sg__staged_node *sn = &st->nodes[index];
+  const sg__copy *c = &st->exec->snap.nodes[index].u.copy;
+  if (sn->seen_src == c->src && sn->seen_dst == c->dst && sn->seen_bytes == c->bytes) return;
+  sg__staging_update_node(st, index, &st->exec->snap.nodes[index]);
+  sn->seen_src = c->src;
+  sn->seen_dst = c->dst;
+  sn->seen_bytes = c->bytes;
+}
+
+sg_status sg__staging_cuda_enqueue(sg__staging *st, uint32_t index, cudaStream_t stream,
+                                   const char *where, int *taken) {
+  *taken = 0;
+  if (!st || index >= st->node_count || st->persistent) return SG_OK;
+  refresh(st, index);
+  sg__staged_node *sn = &st->nodes[index];
+  if (!sn->dir) return SG_OK;
+  const sg__copy *c = &st->exec->snap.nodes[index].u.copy;
+  char label[SG__LABEL_BYTES + 16];
+  sg__staging_label(st, index, label);
+
+  /* A per-launch ring cannot live in a graph someone else captures. */
+  enum cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  cudaError_t err = SG_CUDA(cudaStreamIsCapturing(stream, &capture));
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    *taken = 1;
+    return fail(err, "cudaStreamIsCapturing", where, label);
+  }
+  if (capture != cudaStreamCaptureStatusNone) return SG_OK;
+
+  char context[SG__LABEL_BYTES + 64];
+  sg__format(context, sizeof context, "%s: %s", where, label);
+  sg__copy_route route;
+  *taken = 1;
+  sg_status s = sg__staging_route(st, index, context, &route);
+  if (s) return s;
+  if (route == SG__ROUTE_DIRECT) {
+    *taken = 0;
+    return SG_OK;
+  }
+  if (route == SG__ROUTE_REGISTERED)
+    return enqueue_registered(st, index, stream, where, label, context);
+
+  void *host, *device;
+  sg__staging_sides(c, sn->dir, &host, &device);
+  sg__stage_geometry g;
+  sg__staging_geometry(st, c->bytes, &g);
+  sg__stage_run *run;
+  s = sg__stage_run_new(st->pool, sn->dir, host, device, &g, 0, stream_broken, stream, context,
+                        &run);
+  if (s) return s;
+  const char *call = NULL;
+  unsigned enqueued = 0;
+  err = enqueue_run(run, stream, 1, &call, &enqueued);
+  if (err != cudaSuccess) {
+    abandon(run, stream, enqueued);
+    return fail(err, call, where, label);
+  }
+  sg__staging_count(st, SG__ROUTE_STAGE);
+  return SG_OK;
+}
+
+/* The chain of a staged copy as a graph: gate -> DMA -> gate -> DMA ... for
+ * host->device, DMA -> post -> DMA -> post ... for device->host. */
+static cudaError_t build_child(sg__stage_run *run, cudaGraph_t child, const char **call) {
+  cudaGraphNode_t prev = NULL;
+  cudaError_t err = cudaSuccess;
+  for (uint32_t k = 0; k < run->g.chunks; k++) {
+    char *dev = run->device + sg__stage_offset(run, k);
+    char *slot = sg__stage_slot(run, k);
+    size_t len = sg__stage_len(run, k);
+    struct cudaHostNodeParams host = {run->dir == SG__STAGE_H2D ? h2d_gate_cb : d2h_post_cb,
+                                      &run->steps[k]};
+    cudaGraphNode_t host_node, dma_node;
+    if (run->dir == SG__STAGE_H2D) {
+      *call = "cudaGraphAddHostNode";
+      err = SG_CUDA(cudaGraphAddHostNode(&host_node, child, prev ? &prev : NULL, prev ? 1 : 0,
+                                         &host));
+      if (err != cudaSuccess) return err;
+      *call = "cudaGraphAddMemcpyNode1D";
+      err = SG_CUDA(cudaGraphAddMemcpyNode1D(&dma_node, child, &host_node, 1, dev, slot, len,
+                                             cudaMemcpyHostToDevice));
+      if (err != cudaSuccess) return err;
+      prev = dma_node;
+    } else {
+      *call = "cudaGraphAddMemcpyNode1D";
+      err = SG_CUDA(cudaGraphAddMemcpyNode1D(&dma_node, child, prev ? &prev : NULL, prev ? 1 : 0,
+                                             slot, dev, len, cudaMemcpyDeviceToHost));
+      if (err != cudaSuccess) return err;
+      *call = "cudaGraphAddHostNode";
+      err = SG_CUDA(cudaGraphAddHostNode(&host_node, child, &dma_node, 1, &host));
+      if (err != cudaSuccess) return err;
+      prev = host_node;
+    }
+  }
+  return cudaSuccess;
+}
+
+cudaError_t sg__staging_cuda_add_node(sg__staging *st, uint32_t index, const sg__copy *c,
+                                      cudaGraph_t graph, const cudaGraphNode_t *deps,
+                                      size_t dep_count, cudaGraphNode_t *out, const char **call,
+                                      int *taken) {
+  *taken = 0;
+  const sg__pstate *p = st && st->persistent ? sg__staging_find(st, index, c) : NULL;
+  if (!p || p->route == SG__ROUTE_DIRECT) return cudaSuccess;
+  *taken = 1;
+  if (p->route == SG__ROUTE_REGISTERED) { /* pinned in place: a plain copy, held for the graph */
+    *call = "cudaGraphAddMemcpyNode1D";
+    return SG_CUDA(cudaGraphAddMemcpyNode1D(out, graph, deps, dep_count, c->dst, c->src, c->bytes,
+                                            kind_of(p->dir)));
+  }
+  cudaGraph_t child = NULL;
+  *call = "cudaGraphCreate";
+  cudaError_t err = SG_CUDA(cudaGraphCreate(&child, 0));
+  if (err == cudaSuccess) err = build_child(p->run, child, call);
+  if (err == cudaSuccess) {
+    *call = "cudaGraphAddChildGraphNode";
+    err = SG_CUDA(cudaGraphAddChildGraphNode(out, graph, deps, dep_count, child));
+  }
+  if (child) cudaGraphDestroy(child); /* the node holds its own copy */
+  return err;
+}
+
+cudaError_t sg__staging_cuda_set_node(sg__staging *st, uint32_t index, const sg__copy *fresh,
+                                      const char **call, int *taken) {
+  *taken = 0;
+  if (!st || !st->persistent || index >= st->node_count) return cudaSuccess;
+  /* No build is under way and the live graph was built from the
+   * snapshot's parameters: other states are unused. */
+  sg__staging_gc(st, index);
+  const sg__copy *now = &st->exec->snap.nodes[index].u.copy;
+  char where[SG__LABEL_BYTES + 64], label[SG__LABEL_BYTES + 16];
+  sg__format(where, sizeof where, "sg_exec_set_copy: %s", sg__staging_label(st, index, label));
+  if (sg__staging_prepare(st, index, fresh, where)) cudaGetLastError();
+  const sg__pstate *before = sg__staging_find(st, index, now);
+  const sg__pstate *after = sg__staging_find(st, index, fresh);
+  int staged_before = before && before->route != SG__ROUTE_DIRECT;
+  int staged_after = after && after->route != SG__ROUTE_DIRECT;
+  if (!staged_before && !staged_after) return cudaSuccess; /* the seam updates the plain copy */
+  *taken = 1;
+  *call = "staging (a staged copy's ring and pointers are baked into the graph)";
+  return before == after ? cudaSuccess : cudaErrorNotSupported;
+}

@@ -1,0 +1,45 @@
+/* Internal: staging's side of the CUDA backend's pageable-copy seam
+ * (src/cuda/cuda_copy.c). Each function says through *taken whether
+ * staging carried the copy out; when it did not (no candidate, the DIRECT
+ * route, no prepared state) the seam uses the driver's own pageable path.
+ *
+ * Messages name `where`, the node and the CUDA call. */
+#ifndef SG_STAGING_CUDA_STAGING_H
+#define SG_STAGING_CUDA_STAGING_H
+
+#include <cuda_runtime_api.h>
+
+#include "staging/exec_staging.h"
+
+/* Streams mode, at launch on the caller's thread: enqueues copy node
+ * `index` on `stream`. A staged copy takes its ring from the pool now (this
+ * may wait for rings other launches give back; SG_ERR_POOL_EXHAUSTED when
+ * none will come) and its last host callback gives it back. The copy is
+ * ordered on `stream` like a cudaMemcpyAsync: it starts after the work
+ * before it, and the work after it starts once the H2D source has been
+ * read, or the D2H destination written. A stream being captured (a caller
+ * capturing a streams-mode launch) is left to the driver's path, since a
+ * per-launch ring cannot live in someone else's graph. */
+sg_status sg__staging_cuda_enqueue(sg__staging *st, uint32_t index, cudaStream_t stream,
+                                   const char *where, int *taken);
+
+/* Graph mode (explicit and capture builds): adds node `index`, with the
+ * parameters `c` (the snapshot's, or new ones being built), to `graph`
+ * after `deps`: a child graph for a staged copy (gate -> DMA -> gate ...
+ * for H2D, DMA -> post -> DMA ... for D2H), a memcpy node for a
+ * registered one. Uses the state prepared for `c`. */
+cudaError_t sg__staging_cuda_add_node(sg__staging *st, uint32_t index, const sg__copy *c,
+                                      cudaGraph_t graph, const cudaGraphNode_t *deps,
+                                      size_t dep_count, cudaGraphNode_t *out, const char **call,
+                                      int *taken);
+
+/* Graph mode, node `index` gets the parameters `fresh`: prepares their
+ * state (if the pool cannot provide it, the rebuilt node takes the
+ * driver's path), then answers cudaSuccess when nothing changes for
+ * staging, or cudaErrorNotSupported: the graph must be rebuilt (which
+ * waits for launches in flight), since a staged copy's ring and pointers
+ * are baked into it. */
+cudaError_t sg__staging_cuda_set_node(sg__staging *st, uint32_t index, const sg__copy *fresh,
+                                      const char **call, int *taken);
+
+#endif

@@ -1,0 +1,388 @@
+/* Staging as the backends see it (exec_staging.h): which copy nodes are
+ * candidates, which route each takes, their prepared states in graph mode,
+ * and the host backend's runs. */
+#include "staging/exec_staging.h"
+
+#include <string.h>
+
+#include "core/error.h"
+#include "core/memory_table.h"
+#include "core/sys.h"
+
+#define DEFAULT_CHUNK_BYTES ((size_t)4 << 20)
+#define DEFAULT_RING_DEPTH 4u
+#define DEFAULT_MIN_BYTES ((size_t)1 << 20)
+#define DEFAULT_REGISTER_AFTER 3u
+#define MAX_RING_DEPTH 64u
+#define MAX_COPY_THREADS 64u
+
+/* Half the CPUs, at most 8: host memcpy on the H200 host reaches 34 GB/s
+ * with 8 threads (h200-limits.md), more buys little, and the other half of
+ * the machine is left to the application. */
+static unsigned default_copy_threads(void) {
+  unsigned n = sg__cpu_count() / 2;
+  return n < 1 ? 1 : n > 8 ? 8 : n;
+}
+
+static int device_side(const sg__staging *st, sg_memory_kind kind) {
+  return st->on_cuda ? kind == SG_MEMORY_DEVICE : kind == SG_MEMORY_HOST_DEVICE;
+}
+
+/* Pageable as classified, or pinned only because our cache pinned it (such
+ * a copy must stay under the cache's in-flight rules). */
+static int pageable_side(const sg__staging *st, sg_memory_kind kind, const void *p, size_t n) {
+  if (kind == SG_MEMORY_HOST_PAGEABLE) return 1;
+  return kind == SG_MEMORY_HOST_PINNED && sg__reg_covers(st->on_cuda, p, n);
+}
+
+sg__stage_dir sg__staging_classify(const sg__staging *st, const sg__copy *c) {
+  if (!st) return SG__STAGE_NONE;
+  sg__stage_dir dir = SG__STAGE_NONE;
+  const void *host = NULL;
+  if (c->kind == SG_COPY_HOST_TO_DEVICE && device_side(st, c->dst_memory) &&
+      pageable_side(st, c->src_memory, c->src, c->bytes)) {
+    dir = SG__STAGE_H2D;
+    host = c->src;
+  } else if (c->kind == SG_COPY_DEVICE_TO_HOST && device_side(st, c->src_memory) &&
+             pageable_side(st, c->dst_memory, c->dst, c->bytes)) {
+    dir = SG__STAGE_D2H;
+    host = c->dst;
+  }
+  if (dir && st->policy == SG_STAGING_AUTO && c->bytes < st->min_bytes &&
+      !sg__reg_covers(st->on_cuda, host, c->bytes))
+    return SG__STAGE_NONE; /* small: the driver's path is as fast, without callbacks */
+  return dir;
+}
+
+static const sg__copy *copy_of(const sg__staging *st, uint32_t index) {
+  return &st->exec->snap.nodes[index].u.copy;
+}
+
+void sg__staging_sides(const sg__copy *c, sg__stage_dir dir, void **host, void **device) {
+  if (dir == SG__STAGE_H2D) {
+    *host = (void *)c->src;
+    *device = c->dst;
+  } else {
+    *host = c->dst;
+    *device = (void *)c->src;
+  }
+}
+
+const char *sg__staging_label(const sg__staging *st, uint32_t index,
+                              char buf[SG__LABEL_BYTES + 16]) {
+  char label[SG__LABEL_BYTES];
+  sg__format(buf, SG__LABEL_BYTES + 16, "copy node %s",
+             sg__node_label(&st->exec->snap.nodes[index], index, label));
+  return buf;
+}
+
+void sg__staging_geometry(const sg__staging *st, size_t bytes, sg__stage_geometry *g) {
+  sg__stage_geometry_make(bytes, st->chunk_bytes, st->ring_depth, st->copy_threads, g);
+}
+
+sg__stage_dir sg__staging_candidate(const sg__staging *st, uint32_t index) {
+  return st && index < st->node_count ? st->nodes[index].dir : SG__STAGE_NONE;
+}
+
+/* Takes the pool on first need (creation or an update that makes a node a
+ * candidate), so that executables without pageable copies cost nothing. */
+static sg_status attach_pool(sg__staging *st, const char *where) {
+  if (st->pool) return SG_OK;
+  sg_pinned_pool *pool;
+  sg_status s = sg__pool_resolve(st->requested, where, &pool);
+  if (s) return s;
+  if (st->on_cuda && !sg__pool_on_cuda(pool))
+    return sg__fail(SG_ERR_INVALID_ARGUMENT,
+                    "%s: staging.pool holds plain host memory (made for the host backend); a CUDA "
+                    "executable needs a pool of pinned memory", where);
+  if ((s = sg__pool_attach(pool, st->copy_threads, where))) return s;
+  st->pool = pool;
+  return SG_OK;
+}
+
+/* ---- persistent regime: prepared states ------------------------------- */
+
+static int state_matches(const sg__pstate *p, const sg__copy *c) {
+  return p->src == c->src && p->dst == c->dst && p->bytes == c->bytes;
+}
+
+static void state_free(sg__pstate *p) {
+  sg__stage_run_free(p->run);
+  if (p->reg) sg__reg_unbind(p->reg);
+  sg__free(p);
+}
+
+sg__pstate *sg__staging_find(const sg__staging *st, uint32_t index, const sg__copy *c) {
+  if (!st || index >= st->node_count) return NULL;
+  for (sg__pstate *p = st->nodes[index].states; p; p = p->next)
+    if (state_matches(p, c)) return p;
+  return NULL;
+}
+
+/* The route of a new state and what it takes. AUTO cannot count launches
+ * of a graph built once: it uses a registration that already exists, and
+ * stages otherwise. */
+static sg_status state_make(sg__staging *st, const sg__copy *c, sg__stage_dir dir,
+                            const char *where, sg__pstate **out) {
+  sg__pstate *p = sg__calloc(1, sizeof *p);
+  if (!p) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", where);
+  *p = (sg__pstate){NULL, dir, c->src, c->dst, c->bytes, SG__ROUTE_STAGE, NULL, NULL};
+  void *host, *device;
+  sg__staging_sides(c, dir, &host, &device);
+  sg_status s = SG_OK;
+  if (st->policy == SG_STAGING_REGISTER || st->policy == SG_STAGING_AUTO) {
+    s = sg__reg_bind(st->on_cuda, host, c->bytes, st->policy == SG_STAGING_REGISTER, where,
+                     &p->reg);
+    if (!s && p->reg) {
+      sg__reg_hold(p->reg);
+      p->route = SG__ROUTE_REGISTERED;
+    } else if (!s && st->policy == SG_STAGING_AUTO && c->bytes < st->min_bytes) {
+      p->route = SG__ROUTE_DIRECT;
+    }
+  }
+  if (!s && p->route == SG__ROUTE_STAGE) {
+    sg__stage_geometry g;
+    sg__staging_geometry(st, c->bytes, &g);
+    s = sg__stage_run_new(st->pool, dir, host, device, &g, 1, NULL, NULL, where, &p->run);
+  }
+  if (s) {
+    state_free(p);
+    return s;
+  }
+  *out = p;
+  return SG_OK;
+}
+
+sg_status sg__staging_prepare(sg__staging *st, uint32_t index, const sg__copy *c,
+                              const char *where) {
+  sg__stage_dir dir = sg__staging_classify(st, c);
+  if (!dir || sg__staging_find(st, index, c)) return SG_OK;
+  sg_status s = attach_pool(st, where);
+  sg__pstate *p = NULL;
+  if (!s) s = state_make(st, c, dir, where, &p);
+  if (s) return s;
+  p->next = st->nodes[index].states;
+  st->nodes[index].states = p;
+  return SG_OK;
+}
+
+/* Frees node `index`'s states but `keep`. */
+static void drop_states_but(sg__staged_node *sn, const sg__pstate *keep) {
+  for (sg__pstate **link = &sn->states; *link;) {
+    sg__pstate *p = *link;
+    if (p == keep) {
+      link = &p->next;
+      continue;
+    }
+    *link = p->next;
+    state_free(p);
+  }
+}
+
+void sg__staging_gc(sg__staging *st, uint32_t index) {
+  if (!st || index >= st->node_count) return;
+  drop_states_but(&st->nodes[index], sg__staging_find(st, index, copy_of(st, index)));
+}
+
+/* ---- creation, destruction, updates ----------------------------------- */
+
+static void node_release(sg__staged_node *sn) {
+  if (sn->reg) sg__reg_unbind(sn->reg);
+  drop_states_but(sn, NULL);
+  memset(sn, 0, sizeof *sn);
+}
+
+void sg__staging_destroy(sg__staging *st) {
+  if (!st) return;
+  for (uint32_t i = 0; i < st->node_count; i++) node_release(&st->nodes[i]);
+  if (st->pool) sg__pool_detach(st->pool);
+  sg__free(st->nodes);
+  sg__free(st);
+}
+
+sg_status sg__staging_create(sg_exec *exec, int persistent, sg__staging **out) {
+  static const char fn[] = "sg_exec_create";
+  *out = NULL;
+  const sg_staging_options *o = &exec->options.staging;
+  int on_cuda = exec->options.backend == SG_BACKEND_CUDA;
+  if (o->policy == SG_STAGING_NONE || (!on_cuda && o->policy == SG_STAGING_AUTO)) return SG_OK;
+  if (o->ring_depth > MAX_RING_DEPTH)
+    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: staging.ring_depth %u is above the limit of %u",
+                    fn, o->ring_depth, MAX_RING_DEPTH);
+  if (o->copy_threads > MAX_COPY_THREADS)
+    return sg__fail(SG_ERR_INVALID_ARGUMENT,
+                    "%s: staging.copy_threads %u is above the limit of %u", fn, o->copy_threads,
+                    MAX_COPY_THREADS);
+  if (o->pool) { /* a pool given explicitly is checked now, even if no node needs it yet */
+    sg_pinned_pool *unused;
+    sg_status s = sg__pool_resolve(o->pool, fn, &unused);
+    if (s) return s;
+  }
+  sg__staging *st = sg__calloc(1, sizeof *st);
+  if (!st) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+  st->exec = exec;
+  st->on_cuda = on_cuda;
+  st->persistent = persistent;
+  st->policy = o->policy;
+  st->requested = o->pool;
+  st->chunk_bytes = o->chunk_bytes ? o->chunk_bytes : DEFAULT_CHUNK_BYTES;
+  st->ring_depth = o->ring_depth ? o->ring_depth : DEFAULT_RING_DEPTH;
+  st->copy_threads = o->copy_threads ? o->copy_threads : default_copy_threads();
+  st->min_bytes = o->auto_min_bytes ? o->auto_min_bytes : DEFAULT_MIN_BYTES;
+  st->register_after = o->auto_register_after ? o->auto_register_after : DEFAULT_REGISTER_AFTER;
+  st->node_count = exec->snap.node_count;
+  st->nodes = sg__calloc(st->node_count ? st->node_count : 1, sizeof *st->nodes);
+  if (!st->nodes) {
+    sg__free(st);
+    return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+  }
+  sg_status s = SG_OK;
+  for (uint32_t i = 0; !s && i < st->node_count; i++) {
+    const sg__node *n = &exec->snap.nodes[i];
+    if (n->kind != SG__NODE_COPY) continue;
+    st->nodes[i].seen_src = n->u.copy.src;
+    st->nodes[i].seen_dst = n->u.copy.dst;
+    st->nodes[i].seen_bytes = n->u.copy.bytes;
+    st->nodes[i].dir = sg__staging_classify(st, &n->u.copy);
+    if (!st->nodes[i].dir) continue;
+    char where[SG__LABEL_BYTES + 64];
+    char label[SG__LABEL_BYTES + 16];
+    sg__format(where, sizeof where, "%s: %s", fn, sg__staging_label(st, i, label));
+    s = attach_pool(st, where);
+    if (!s && persistent) s = sg__staging_prepare(st, i, &n->u.copy, where);
+  }
+  if (s) {
+    sg__staging_destroy(st);
+    return s;
+  }
+  *out = st;
+  return SG_OK;
+}
+
+sg_status sg__staging_update_node(sg__staging *st, uint32_t index, const sg__node *fresh) {
+  if (!st || index >= st->node_count || fresh->kind != SG__NODE_COPY) return SG_OK;
+  sg__staged_node *sn = &st->nodes[index];
+  char where[SG__LABEL_BYTES + 64];
+  char label[SG__LABEL_BYTES + 16];
+  sg__format(where, sizeof where, "sg_exec_set_copy: %s", sg__staging_label(st, index, label));
+  sg__stage_dir dir = sg__staging_classify(st, &fresh->u.copy);
+  if (st->persistent) {
+    sg_status s = sg__staging_prepare(st, index, &fresh->u.copy, where);
+    if (s) return s;
+    drop_states_but(sn, sg__staging_find(st, index, &fresh->u.copy));
+  } else {
+    /* The route is chosen again from the next launch on. */
+    if (sn->reg) sg__reg_unbind(sn->reg);
+    sn->reg = NULL;
+    sn->streak = 0;
+    sn->no_register = 0;
+    if (dir) {
+      sg_status s = attach_pool(st, where);
+      if (s) return s;
+    }
+  }
+  sn->dir = dir;
+  sn->seen_src = fresh->u.copy.src;
+  sn->seen_dst = fresh->u.copy.dst;
+  sn->seen_bytes = fresh->u.copy.bytes;
+  return SG_OK;
+}
+
+/* ---- per-launch regime ------------------------------------------------ */
+
+sg_status sg__staging_route(sg__staging *st, uint32_t index, const char *where,
+                            sg__copy_route *route) {
+  sg__staged_node *sn = &st->nodes[index];
+  const sg__copy *c = copy_of(st, index);
+  void *host, *device;
+  sg__staging_sides(c, sn->dir, &host, &device);
+  if (sn->reg) {
+    if (sg__reg_use_begin(sn->reg)) {
+      *route = SG__ROUTE_REGISTERED;
+      return SG_OK;
+    }
+    sg__reg_unbind(sn->reg); /* evicted: count the launches again */
+    sn->reg = NULL;
+    sn->streak = 0;
+  }
+  *route = SG__ROUTE_STAGE;
+  if (st->policy == SG_STAGING_STAGE) return SG_OK;
+  if (sn->streak < st->register_after) sn->streak++;
+  int may = !sn->no_register &&
+            (st->policy == SG_STAGING_REGISTER || sn->streak >= st->register_after);
+  sg__reg_binding *b = NULL;
+  sg_status s = sg__reg_bind(st->on_cuda, host, c->bytes, may, where, &b);
+  if (s) return s;
+  if (b) {
+    sn->reg = b;
+    if (sg__reg_use_begin(b)) {
+      *route = SG__ROUTE_REGISTERED;
+      return SG_OK;
+    }
+  } else if (may) {
+    sn->no_register = 1; /* do not pay for a refused registration at every launch */
+  }
+  if (st->policy == SG_STAGING_AUTO && c->bytes < st->min_bytes) *route = SG__ROUTE_DIRECT;
+  return SG_OK;
+}
+
+/* ---- statistics ------------------------------------------------------- */
+
+void sg__staging_count(sg__staging *st, sg__copy_route route) {
+  if (route != SG__ROUTE_DIRECT)
+    sg__exec_count_copies(st->exec, route == SG__ROUTE_STAGE, route == SG__ROUTE_REGISTERED);
+}
+
+void sg__staging_count_launch(sg__staging *st) {
+  if (!st || !st->persistent) return;
+  uint64_t staged = 0, registered = 0;
+  for (uint32_t i = 0; i < st->node_count; i++) {
+    if (!st->nodes[i].states) continue;
+    const sg__pstate *p = sg__staging_find(st, i, copy_of(st, i));
+    if (!p) continue;
+    staged += p->route == SG__ROUTE_STAGE;
+    registered += p->route == SG__ROUTE_REGISTERED;
+  }
+  if (staged || registered) sg__exec_count_copies(st->exec, staged, registered);
+}
+
+/* ---- the host backend ------------------------------------------------- */
+
+sg_status sg__staging_host_run(sg__staging *st, uint32_t index, char *message, size_t cap) {
+  sg__staged_node *sn = &st->nodes[index];
+  const sg__copy *c = copy_of(st, index);
+  char label[SG__LABEL_BYTES + 16];
+  sg__staging_label(st, index, label);
+  sg__copy_route route = SG__ROUTE_DIRECT;
+  sg__stage_run *run = NULL;
+  sg_status s = SG_OK;
+  if (st->persistent) {
+    const sg__pstate *p = sg__staging_find(st, index, c);
+    if (p) {
+      route = p->route;
+      run = p->run;
+    }
+  } else {
+    s = sg__staging_route(st, index, label, &route);
+    if (!s && route == SG__ROUTE_STAGE) {
+      void *host, *device;
+      sg__staging_sides(c, sn->dir, &host, &device);
+      sg__stage_geometry g;
+      sg__staging_geometry(st, c->bytes, &g);
+      s = sg__stage_run_new(st->pool, sn->dir, host, device, &g, 0, NULL, NULL, label, &run);
+    }
+  }
+  if (s) {
+    sg__format(message, cap, "%s", sg_last_error());
+    return s;
+  }
+  if (route == SG__ROUTE_STAGE) {
+    sg__stage_run_host(run);
+    if (!st->persistent) sg__stage_run_free(run);
+  } else {
+    memcpy(c->dst, c->src, c->bytes);
+    if (route == SG__ROUTE_REGISTERED && !st->persistent) sg__reg_use_end(sn->reg, NULL, label);
+  }
+  sg__staging_count(st, route);
+  return SG_OK;
+}

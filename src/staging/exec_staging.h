@@ -1,0 +1,130 @@
+/* Internal: staging as the backends see it - one object per executable that
+ * knows which copy nodes are staged or registered, and runs them.
+ *
+ * A copy node is a candidate when it moves data between pageable host
+ * memory (as the node's pointers were classified, or a buffer this
+ * library's registration cache pinned) and device memory (the host
+ * backend's emulated device memory there). Candidates take one of three
+ * routes: DIRECT (the driver's pageable path, or memcpy), STAGE (a ring of
+ * pinned chunks, stage_run.h) or REGISTERED (the buffer pinned in place,
+ * regcache.h).
+ *
+ * Two regimes, chosen by the backend:
+ *  - per launch (streams mode): the route is chosen at every launch on the
+ *    caller's thread, the ring is taken from the pool then (waiting, if need
+ *    be, for rings that launches in flight give back) and given back by the
+ *    copy's last callback;
+ *  - persistent (graph mode): a CUDA graph bakes addresses in, so routes,
+ *    rings and registrations are chosen and taken before a graph is built
+ *    (at creation, and when a node's parameters change), as "prepared
+ *    states", one per parameter set. A state never changes once made: a
+ *    rebuild that fails leaves the old graph with the old state intact. A
+ *    state is freed once no live graph can use it (sg__staging_gc), or with
+ *    the executable. */
+#ifndef SG_STAGING_EXEC_STAGING_H
+#define SG_STAGING_EXEC_STAGING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/exec_internal.h"
+#include "core/node.h"
+#include "staging/regcache.h"
+#include "staging/stage_run.h"
+
+typedef enum sg__copy_route {
+  SG__ROUTE_DIRECT = 0,
+  SG__ROUTE_STAGE,
+  SG__ROUTE_REGISTERED
+} sg__copy_route;
+
+/* Persistent regime: what one parameter set of a copy node holds. */
+typedef struct sg__pstate {
+  struct sg__pstate *next;
+  sg__stage_dir dir;
+  const void *src;
+  void *dst;
+  size_t bytes;
+  sg__copy_route route;
+  sg__stage_run *run;          /* STAGE: the ring */
+  sg__reg_binding *reg;        /* REGISTERED: a held binding */
+} sg__pstate;
+
+typedef struct sg__staged_node {
+  sg__stage_dir dir;           /* for the snapshot's parameters; NONE: not a candidate */
+  /* per-launch regime */
+  sg__reg_binding *reg;        /* a binding to a registration, or NULL */
+  unsigned streak;             /* AUTO: launches since the node was set */
+  int no_register;             /* registration was refused; stage until the node changes */
+  const void *seen_src;        /* the parameters the above were made for */
+  const void *seen_dst;
+  size_t seen_bytes;
+  /* persistent regime */
+  sg__pstate *states;
+} sg__staged_node;
+
+typedef struct sg__staging {
+  sg_exec *exec;
+  int on_cuda;                 /* the CUDA backend (else the host backend) */
+  int persistent;              /* graph mode */
+  sg_staging_policy policy;
+  sg_pinned_pool *requested;   /* options.staging.pool (NULL: default) */
+  sg_pinned_pool *pool;        /* attached once a candidate exists */
+  size_t chunk_bytes, min_bytes;
+  unsigned ring_depth, copy_threads, register_after;
+  uint32_t node_count;
+  sg__staged_node *nodes;      /* by node index */
+} sg__staging;
+
+/* At executable creation, after the backend's own checks. *out is NULL when
+ * staging can never apply (policy NONE; AUTO on the host backend): the
+ * backend then copies directly. `persistent`: graph mode (every candidate's
+ * state is prepared now; SG_ERR_POOL_EXHAUSTED when the pool cannot hold
+ * the rings). Errors come with their message, prefixed "sg_exec_create". */
+sg_status sg__staging_create(sg_exec *exec, int persistent, sg__staging **out);
+/* Nothing of the executable may be in flight. NULL is accepted. */
+void sg__staging_destroy(sg__staging *st);
+
+/* The direction of `c` if it is a candidate under `st`, else SG__STAGE_NONE
+ * (st may be NULL). */
+sg__stage_dir sg__staging_classify(const sg__staging *st, const sg__copy *c);
+/* The direction of node `index` as the snapshot has it (st may be NULL). */
+sg__stage_dir sg__staging_candidate(const sg__staging *st, uint32_t index);
+
+/* Persistent regime: makes sure a state exists for node `index` with the
+ * parameters of `c` (nothing when `c` is no candidate). Messages prefixed
+ * `where`. */
+sg_status sg__staging_prepare(sg__staging *st, uint32_t index, const sg__copy *c,
+                              const char *where);
+/* The prepared state for node `index` with the parameters of `c`, or NULL. */
+sg__pstate *sg__staging_find(const sg__staging *st, uint32_t index, const sg__copy *c);
+/* Frees node `index`'s states other than the one for the snapshot's
+ * parameters. Only when no live graph was built with another one: outside
+ * a build, after the last rebuild finished one way or the other. */
+void sg__staging_gc(sg__staging *st, uint32_t index);
+
+/* The host backend: node `index` gets the parameters of `fresh` (the
+ * executable is idle). On error the node keeps its old state. */
+sg_status sg__staging_update_node(sg__staging *st, uint32_t index, const sg__node *fresh);
+/* The host backend: runs candidate `index` on the calling thread. On
+ * failure returns the status and writes a message naming the node. */
+sg_status sg__staging_host_run(sg__staging *st, uint32_t index, char *message, size_t cap);
+
+/* Persistent regime: adds one launch's copies to the statistics (a CUDA
+ * graph's copies are counted per launch, not per build). */
+void sg__staging_count_launch(sg__staging *st);
+/* Counts one execution of a copy by `route`. */
+void sg__staging_count(sg__staging *st, sg__copy_route route);
+
+/* Per-launch regime: chooses the route of candidate `index` for this
+ * launch, on the caller's thread. On SG__ROUTE_REGISTERED the use is begun
+ * (end it with sg__reg_use_end on nodes[index].reg once enqueued). */
+sg_status sg__staging_route(sg__staging *st, uint32_t index, const char *where,
+                            sg__copy_route *route);
+/* "copy node 'name' (#3)". */
+const char *sg__staging_label(const sg__staging *st, uint32_t index, char buf[SG__LABEL_BYTES + 16]);
+/* The pageable and device sides of copy `c` in direction `dir`. */
+void sg__staging_sides(const sg__copy *c, sg__stage_dir dir, void **host, void **device);
+void sg__staging_geometry(const sg__staging *st, size_t bytes, sg__stage_geometry *g);
+
+#endif

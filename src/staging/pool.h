@@ -1,0 +1,50 @@
+/* Internal: what the staging engine asks of a pinned pool.
+ *
+ * Memory is handed out as blocks (one block per staged copy: its ring of
+ * chunks). A block is either transient (a streams-mode launch's: given back
+ * by a host callback once the copy is done, so the device's progress alone
+ * returns it) or persistent (a graph-mode executable's: held until the
+ * executable is destroyed). A request waits only for transient blocks, never
+ * for persistent ones, so it never waits for something only its caller could
+ * give back. Requests are served first come, first served. */
+#ifndef SG_STAGING_POOL_H
+#define SG_STAGING_POOL_H
+
+#include <stddef.h>
+
+#include "staging/workers.h"
+#include "streamgraph/staging.h"
+
+typedef struct sg__pool_block {
+  void *ptr;
+  size_t bytes;
+  int persistent;
+} sg__pool_block;
+
+/* The pool an executable asked for (NULL: the default pool, created now). */
+sg_status sg__pool_resolve(sg_pinned_pool *requested, const char *where, sg_pinned_pool **out);
+
+/* An executable starts using the pool: counts it as a user and makes sure
+ * `copy_threads` copy threads run. Undone by sg__pool_detach. */
+sg_status sg__pool_attach(sg_pinned_pool *pool, unsigned copy_threads, const char *where);
+void sg__pool_detach(sg_pinned_pool *pool);
+
+/* Says whether the device is broken (its context reported an error), in
+ * which case callbacks that would give blocks back never run. */
+typedef int (*sg__pool_broken_fn)(void *ctx);
+
+/* A block of `bytes` (page-aligned). A transient request may wait (see
+ * above), checking `broken` (may be NULL) every 50 ms; fails with
+ * SG_ERR_POOL_EXHAUSTED, SG_ERR_CUDA or SG_ERR_OUT_OF_MEMORY, message
+ * prefixed by `where`. Must not be called from a CUDA host callback. */
+sg_status sg__pool_acquire(sg_pinned_pool *pool, size_t bytes, int persistent,
+                           sg__pool_broken_fn broken, void *broken_ctx, const char *where,
+                           sg__pool_block *out);
+/* Gives a block back. Never fails, never blocks for long, makes no CUDA
+ * call: safe in a CUDA host callback. */
+void sg__pool_release(sg_pinned_pool *pool, const sg__pool_block *block);
+
+sg__workers *sg__pool_workers(sg_pinned_pool *pool);
+int sg__pool_on_cuda(const sg_pinned_pool *pool);
+
+#endif

@@ -1,0 +1,323 @@
+/* The registration cache (regcache.h): one per backing (CUDA, and the host
+ * backend's emulation), each an unsorted array of entries under one lock.
+ * Caches hold few entries, so linear scans are fine. */
+#include "staging/regcache.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/sys.h"
+#include "staging/pinned_mem.h"
+#include "streamgraph/staging.h"
+
+#define PAGE ((uintptr_t)4096)
+#define DEFAULT_LIMIT ((size_t)2 << 30)
+
+typedef enum entry_state {
+  PENDING,        /* being registered (lock released) */
+  REGISTERED,
+  UNREGISTERING,  /* being unregistered (lock released) */
+  EVICTED         /* unregistered; kept while binders still point at it */
+} entry_state;
+
+typedef struct cache cache;
+typedef struct entry entry;
+
+struct entry {
+  cache *owner;
+  uintptr_t base;
+  size_t len;
+  entry_state state;
+  unsigned holds;
+  sg__reg_binding *bindings; /* list */
+  uint64_t last_use;
+};
+
+struct sg__reg_binding {
+  entry *e;
+  void *fence;        /* CUDA: an event recorded after each copy; NULL on the host */
+  int enqueueing;     /* between use_begin and use_end */
+  int held;
+  sg__reg_binding *next;
+};
+
+struct cache {
+  pthread_mutex_t lock;
+  int on_cuda;
+  entry **entries;
+  size_t count, cap;
+  size_t registered_bytes, pending_bytes;
+  uint64_t tick;
+  sg_registration_stats stats;
+};
+
+static cache caches[2] = {
+    {PTHREAD_MUTEX_INITIALIZER, 0, NULL, 0, 0, 0, 0, 0, {0}},
+    {PTHREAD_MUTEX_INITIALIZER, 1, NULL, 0, 0, 0, 0, 0, {0}},
+};
+static pthread_mutex_t limit_lock = PTHREAD_MUTEX_INITIALIZER;
+static size_t limit_bytes = DEFAULT_LIMIT;
+
+static size_t current_limit(void) {
+  sg__mutex_lock(&limit_lock);
+  size_t n = limit_bytes;
+  sg__mutex_unlock(&limit_lock);
+  return n;
+}
+
+/* Removes and frees `e` (lock held). */
+static void entry_remove(cache *c, entry *e) {
+  for (size_t i = 0; i < c->count; i++) {
+    if (c->entries[i] != e) continue;
+    c->entries[i] = c->entries[--c->count];
+    break;
+  }
+  if (c->count == 0) {
+    sg__free(c->entries);
+    c->entries = NULL;
+    c->cap = 0;
+  }
+  sg__free(e);
+}
+
+/* 1 if a copy through `e` may be in flight or being enqueued (lock held). */
+static int entry_busy(const entry *e) {
+  for (const sg__reg_binding *b = e->bindings; b; b = b->next)
+    if (b->enqueueing || sg__fence_busy(b->fence)) return 1;
+  return 0;
+}
+
+/* The idle registered entry used least recently, or NULL (lock held). */
+static entry *eviction_victim(cache *c) {
+  entry *victim = NULL;
+  for (size_t i = 0; i < c->count; i++) {
+    entry *e = c->entries[i];
+    if (e->state != REGISTERED || e->holds || (victim && e->last_use >= victim->last_use))
+      continue;
+    if (!entry_busy(e)) victim = e;
+  }
+  return victim;
+}
+
+/* Unregisters `e`, releasing the lock meanwhile (held on entry and on
+ * return). `e` is idle: nothing can start using it, since use_begin wants
+ * REGISTERED. Frees it when nobody is bound any more. */
+static void unregister(cache *c, entry *e, int eviction) {
+  e->state = UNREGISTERING;
+  c->registered_bytes -= e->len;
+  sg__mutex_unlock(&c->lock);
+  sg__pinned_unregister(c->on_cuda, (void *)e->base);
+  sg__mutex_lock(&c->lock);
+  c->stats.unregistrations++;
+  c->stats.evictions += eviction != 0;
+  if (!e->bindings) entry_remove(c, e); else e->state = EVICTED;
+}
+
+static sg_status binding_new(cache *c, entry *e, const char *where, sg__reg_binding **out) {
+  sg__reg_binding *b = sg__calloc(1, sizeof *b);
+  if (!b) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", where);
+  sg_status st = sg__fence_new(c->on_cuda, where, &b->fence);
+  if (st) {
+    sg__free(b);
+    return st;
+  }
+  b->e = e;
+  *out = b;
+  return SG_OK;
+}
+
+/* Links `b` to `e` (lock held). */
+static void attach(cache *c, entry *e, sg__reg_binding *b) {
+  b->e = e;
+  b->next = e->bindings;
+  e->bindings = b;
+  e->last_use = ++c->tick;
+}
+
+sg_status sg__reg_bind(int on_cuda, const void *ptr, size_t bytes, int may_register,
+                       const char *where, sg__reg_binding **out) {
+  cache *c = &caches[on_cuda ? 1 : 0];
+  uintptr_t lo = (uintptr_t)ptr & ~(PAGE - 1);
+  uintptr_t hi = ((uintptr_t)ptr + bytes + PAGE - 1) & ~(PAGE - 1);
+  size_t len = (size_t)(hi - lo);
+  *out = NULL;
+  /* Made before taking the lock: creating an event is a CUDA call. */
+  sg__reg_binding *b = NULL;
+  sg_status st = binding_new(c, NULL, where, &b);
+  if (st) return st;
+  sg__mutex_lock(&c->lock);
+  for (;;) {
+    int conflict = 0;
+    for (size_t i = 0; i < c->count; i++) {
+      entry *e = c->entries[i];
+      if (e->base >= hi || e->base + e->len <= lo || e->state == EVICTED) continue;
+      if (e->state == REGISTERED && e->base <= lo && hi <= e->base + e->len) {
+        attach(c, e, b);
+        sg__mutex_unlock(&c->lock);
+        *out = b;
+        return SG_OK;
+      }
+      conflict = 1; /* CUDA refuses to pin a range overlapping a pinned one */
+    }
+    if (!may_register || conflict || len > current_limit()) {
+      c->stats.refusals += may_register != 0;
+      goto refused;
+    }
+    if (c->registered_bytes + c->pending_bytes + len <= current_limit()) break;
+    entry *victim = eviction_victim(c);
+    if (!victim) {
+      c->stats.refusals++;
+      goto refused;
+    }
+    unregister(c, victim, 1); /* then look again: the lock was released */
+  }
+  entry *e = sg__calloc(1, sizeof *e);
+  if (e && c->count == c->cap) {
+    size_t cap = c->cap ? c->cap * 2 : 16;
+    entry **t = sg__realloc_array(c->entries, cap, sizeof *t);
+    if (t) {
+      c->entries = t;
+      c->cap = cap;
+    } else {
+      sg__free(e);
+      e = NULL;
+    }
+  }
+  if (!e) {
+    sg__mutex_unlock(&c->lock);
+    sg__fence_free(b->fence);
+    sg__free(b);
+    return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", where);
+  }
+  *e = (entry){c, lo, len, PENDING, 0, NULL, 0};
+  attach(c, e, b);
+  c->entries[c->count++] = e;
+  c->pending_bytes += len;
+  sg__mutex_unlock(&c->lock);
+  st = sg__pinned_register(on_cuda, (void *)lo, len, where);
+  sg__mutex_lock(&c->lock);
+  c->pending_bytes -= len;
+  if (st) {
+    /* The driver refused (memory it cannot pin, say): not an error of the
+     * copy, which is staged instead. */
+    c->stats.refusals++;
+    entry_remove(c, e);
+    goto refused;
+  }
+  e->state = REGISTERED;
+  c->registered_bytes += len;
+  c->stats.registrations++;
+  sg__mutex_unlock(&c->lock);
+  *out = b;
+  return SG_OK;
+
+refused:
+  sg__mutex_unlock(&c->lock);
+  sg__fence_free(b->fence);
+  sg__free(b);
+  return SG_OK;
+}
+
+void sg__reg_hold(sg__reg_binding *b) {
+  cache *c = b->e->owner;
+  sg__mutex_lock(&c->lock);
+  b->held = 1;
+  b->e->holds++;
+  sg__mutex_unlock(&c->lock);
+}
+
+void sg__reg_unbind(sg__reg_binding *b) {
+  /* While still linked, the pending fence keeps the entry from eviction;
+   * waiting for it without the lock lets everyone else go on. */
+  sg__fence_wait(b->fence);
+  entry *e = b->e;
+  cache *c = e->owner;
+  sg__mutex_lock(&c->lock);
+  for (sg__reg_binding **link = &e->bindings; *link; link = &(*link)->next) {
+    if (*link != b) continue;
+    *link = b->next;
+    break;
+  }
+  if (b->held) e->holds--;
+  if (!e->bindings) {
+    if (e->state == REGISTERED) unregister(c, e, 0);
+    else if (e->state == EVICTED) entry_remove(c, e);
+    /* UNREGISTERING: the eviction under way frees it */
+  }
+  sg__mutex_unlock(&c->lock);
+  sg__fence_free(b->fence);
+  sg__free(b);
+}
+
+int sg__reg_use_begin(sg__reg_binding *b) {
+  cache *c = b->e->owner;
+  sg__mutex_lock(&c->lock);
+  int ok = b->e->state == REGISTERED;
+  if (ok) {
+    b->enqueueing = 1;
+    b->e->last_use = ++c->tick;
+    c->stats.hits++;
+  }
+  sg__mutex_unlock(&c->lock);
+  return ok;
+}
+
+sg_status sg__reg_use_end(sg__reg_binding *b, void *fence_stream, const char *where) {
+  /* Recorded before the binding stops enqueueing, so that the entry is
+   * never seen idle while the copy is in flight. */
+  sg_status st = fence_stream ? sg__fence_record(b->fence, fence_stream, where) : SG_OK;
+  cache *c = b->e->owner;
+  sg__mutex_lock(&c->lock);
+  b->enqueueing = 0;
+  sg__mutex_unlock(&c->lock);
+  return st;
+}
+
+int sg__reg_covers(int on_cuda, const void *ptr, size_t bytes) {
+  cache *c = &caches[on_cuda ? 1 : 0];
+  uintptr_t lo = (uintptr_t)ptr, hi = (uintptr_t)ptr + bytes;
+  int found = 0;
+  sg__mutex_lock(&c->lock);
+  for (size_t i = 0; i < c->count && !found; i++) {
+    entry *e = c->entries[i];
+    found = e->state == REGISTERED && e->base <= lo && hi <= e->base + e->len;
+  }
+  sg__mutex_unlock(&c->lock);
+  return found;
+}
+
+/* ---- public API -------------------------------------------------------- */
+
+sg_status sg_registration_get_stats(sg_backend backend, sg_registration_stats *stats) {
+  if (!stats) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: stats is NULL", __func__);
+  if (backend != SG_BACKEND_CUDA && backend != SG_BACKEND_HOST)
+    return sg__fail(SG_ERR_INVALID_ARGUMENT,
+                    "%s: backend must be SG_BACKEND_CUDA or SG_BACKEND_HOST", __func__);
+  cache *c = &caches[backend == SG_BACKEND_CUDA];
+  size_t limit = current_limit();
+  sg__mutex_lock(&c->lock);
+  *stats = c->stats;
+  stats->limit_bytes = limit;
+  stats->registered_bytes = c->registered_bytes;
+  stats->buffers = 0;
+  for (size_t i = 0; i < c->count; i++) stats->buffers += c->entries[i]->state == REGISTERED;
+  sg__mutex_unlock(&c->lock);
+  return SG_OK;
+}
+
+sg_status sg_registration_set_limit(size_t max_bytes) {
+  sg__mutex_lock(&limit_lock);
+  limit_bytes = max_bytes;
+  sg__mutex_unlock(&limit_lock);
+  for (int i = 0; i < 2; i++) {
+    cache *c = &caches[i];
+    sg__mutex_lock(&c->lock);
+    entry *victim;
+    while (c->registered_bytes > max_bytes && (victim = eviction_victim(c)))
+      unregister(c, victim, 1);
+    sg__mutex_unlock(&c->lock);
+  }
+  return SG_OK;
+}

@@ -1,0 +1,55 @@
+/* Internal: the registration cache. A pageable buffer copied again and
+ * again is pinned in place once (cudaHostRegister) instead of staged.
+ *
+ * Entries are page-aligned ranges. Executable nodes bind to an entry; a
+ * binding keeps the entry's bookkeeping, not its registration: an idle
+ * entry may be evicted, least recently used first, to stay under the limit,
+ * and its binders then stage until they register again. An entry is never
+ * unregistered while a copy through it may be in flight: each CUDA binding
+ * records a fence (an event) after every copy it enqueues, and an entry
+ * with a pending fence, a copy being enqueued, or a graph-mode executable
+ * relying on it (a hold) is not evicted. When the last binder lets go the
+ * buffer is unregistered at once (after its fence), so that a buffer the
+ * user frees after destroying its executables is never left registered.
+ *
+ * Fences are queried, never waited on, with the cache's lock held (the
+ * query does not block, and no callback takes this lock). Registering and
+ * unregistering may wait for the device, so they are made with the lock
+ * released, and only on a caller's thread, never in a callback. */
+#ifndef SG_STAGING_REGCACHE_H
+#define SG_STAGING_REGCACHE_H
+
+#include <stddef.h>
+
+#include "streamgraph/status.h"
+
+typedef struct sg__reg_binding sg__reg_binding;
+
+/* Binds to a registration covering [ptr, ptr + bytes) in the cache of
+ * `on_cuda`: an existing one, or (when `may_register`) a new one, evicting
+ * idle entries to stay under the limit. *out is NULL when the buffer cannot
+ * be registered now (overlaps another entry, limit reached, the driver
+ * refused); the caller then stages. Errors only when out of memory or no
+ * fence can be made. */
+sg_status sg__reg_bind(int on_cuda, const void *ptr, size_t bytes, int may_register,
+                       const char *where, sg__reg_binding **out);
+/* Drops a binding: waits for its fence, then, for the last binder,
+ * unregisters the buffer. Not in a callback. */
+void sg__reg_unbind(sg__reg_binding *binding);
+/* A graph-mode executable relies on the entry until it unbinds: never evicted. */
+void sg__reg_hold(sg__reg_binding *binding);
+
+/* Starts enqueueing (or, on the host backend, running) a copy through the
+ * binding: 1 while the entry is registered (it cannot be evicted until
+ * sg__reg_use_end); 0 when it was evicted (the binder should unbind and
+ * stage). */
+int sg__reg_use_begin(sg__reg_binding *binding);
+/* The copy is enqueued and, when `fence_stream` is not NULL, its fence is
+ * recorded on that stream (a cudaStream_t) after it. SG_ERR_CUDA when the
+ * record failed: the caller must then synchronise the stream. */
+sg_status sg__reg_use_end(sg__reg_binding *binding, void *fence_stream, const char *where);
+
+/* 1 if [ptr, ptr + bytes) lies in a registered entry of the cache. */
+int sg__reg_covers(int on_cuda, const void *ptr, size_t bytes);
+
+#endif

@@ -1,0 +1,108 @@
+/* One staged copy: its geometry, ring and protocol (stage_run.h). */
+#include "staging/stage_run.h"
+
+#include <string.h>
+
+#include "core/error.h"
+#include "core/sys.h"
+
+#define PAGE ((size_t)4096)
+
+void sg__stage_geometry_make(size_t bytes, size_t chunk, unsigned ring, unsigned parts,
+                             sg__stage_geometry *g) {
+  if (chunk == 0) chunk = 1;
+  size_t least = (bytes + SG__STAGE_MAX_CHUNKS - 1) / SG__STAGE_MAX_CHUNKS;
+  if (chunk < least) chunk = least;
+  if (chunk > bytes) chunk = bytes ? bytes : 1;
+  g->bytes = bytes;
+  g->chunk = chunk;
+  g->chunks = (uint32_t)((bytes + chunk - 1) / chunk);
+  if (g->chunks == 0) g->chunks = 1;
+  g->ring = ring ? ring : 1;
+  if (g->ring > g->chunks) g->ring = g->chunks;
+  g->stride = (chunk + PAGE - 1) / PAGE * PAGE;
+  g->parts = parts ? parts : 1;
+}
+
+sg_status sg__stage_run_new(sg_pinned_pool *pool, sg__stage_dir dir, void *host, void *device,
+                            const sg__stage_geometry *g, int persistent,
+                            sg__pool_broken_fn broken, void *broken_ctx, const char *where,
+                            sg__stage_run **out) {
+  /* One allocation: the run, its slot jobs, its chunk steps. */
+  size_t jobs_at = (sizeof(sg__stage_run) + 15) / 16 * 16;
+  size_t steps_at = jobs_at + ((g->ring * sizeof(sg__copy_job) + 15) / 16 * 16);
+  size_t total = steps_at + (size_t)g->chunks * sizeof(sg__stage_step);
+  char *mem = sg__calloc(1, total);
+  if (!mem) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", where);
+  sg__stage_run *run = (sg__stage_run *)mem;
+  run->dir = dir;
+  run->g = *g;
+  run->host = host;
+  run->device = device;
+  run->pool = pool;
+  run->workers = sg__pool_workers(pool);
+  run->jobs = (sg__copy_job *)(mem + jobs_at);
+  run->steps = (sg__stage_step *)(mem + steps_at);
+  for (uint32_t k = 0; k < g->chunks; k++) run->steps[k] = (sg__stage_step){run, k};
+  sg_status st = sg__pool_acquire(pool, (size_t)g->ring * g->stride, persistent, broken,
+                                  broken_ctx, where, &run->block);
+  if (st) {
+    sg__free(mem);
+    return st;
+  }
+  *out = run;
+  return SG_OK;
+}
+
+void sg__stage_run_free(sg__stage_run *run) {
+  if (!run) return;
+  sg__pool_release(run->pool, &run->block);
+  sg__free(run);
+}
+
+static void fill(sg__stage_run *run, uint32_t k) {
+  sg__copy_submit(run->workers, &run->jobs[k % run->g.ring], sg__stage_slot(run, k),
+                  run->host + sg__stage_offset(run, k), sg__stage_len(run, k), run->g.parts);
+}
+
+static void drain(sg__stage_run *run, uint32_t k) {
+  sg__copy_submit(run->workers, &run->jobs[k % run->g.ring], run->host + sg__stage_offset(run, k),
+                  sg__stage_slot(run, k), sg__stage_len(run, k), run->g.parts);
+}
+
+void sg__stage_h2d_gate(sg__stage_run *run, uint32_t k) {
+  if (k == 0) {
+    for (uint32_t j = 0; j < run->g.ring; j++) fill(run, j);
+  } else if (k - 1 + run->g.ring < run->g.chunks) {
+    fill(run, k - 1 + run->g.ring); /* DMA(k-1) is done: its slot is free */
+  }
+  sg__copy_wait(run->workers, &run->jobs[k % run->g.ring]);
+}
+
+void sg__stage_d2h_post(sg__stage_run *run, uint32_t k) {
+  drain(run, k);
+  if (k + 1 == run->g.chunks) {
+    sg__stage_quiesce(run);
+  } else if (k + 1 >= run->g.ring) {
+    /* DMA(k+1) reuses the slot of chunk k+1-R: its drain must be done. */
+    sg__copy_wait(run->workers, &run->jobs[(k + 1) % run->g.ring]);
+  }
+}
+
+void sg__stage_quiesce(sg__stage_run *run) {
+  for (unsigned s = 0; s < run->g.ring; s++) sg__copy_wait(run->workers, &run->jobs[s]);
+}
+
+void sg__stage_run_host(sg__stage_run *run) {
+  for (uint32_t k = 0; k < run->g.chunks; k++) {
+    size_t off = sg__stage_offset(run, k), len = sg__stage_len(run, k);
+    if (run->dir == SG__STAGE_H2D) {
+      sg__stage_h2d_gate(run, k);
+      memcpy(run->device + off, sg__stage_slot(run, k), len);
+    } else {
+      memcpy(sg__stage_slot(run, k), run->device + off, len);
+      sg__stage_d2h_post(run, k);
+    }
+  }
+  sg__stage_quiesce(run);
+}

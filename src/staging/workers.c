@@ -1,0 +1,168 @@
+/* The copy threads of a pool (workers.h). One lock guards the queue and the
+ * jobs' counters; it is held only to claim or finish a part, never while
+ * copying. */
+#include "staging/workers.h"
+
+#include <string.h>
+
+#include "core/error.h"
+#include "core/sys.h"
+
+/* Below this a part costs more to hand over than to copy. */
+#define MIN_PART_BYTES (64u * 1024u)
+
+sg_status sg__workers_init(sg__workers *w, unsigned capacity, const char *where) {
+  memset(w, 0, sizeof *w);
+  w->capacity = capacity;
+  if (sg__mutex_init(&w->lock))
+    return sg__fail(SG_ERR_SYSTEM, "%s: cannot create a mutex for the copy threads", where);
+  if (sg__cond_init(&w->work)) {
+    sg__mutex_destroy(&w->lock);
+    return sg__fail(SG_ERR_SYSTEM, "%s: cannot create a condition for the copy threads", where);
+  }
+  if (sg__cond_init(&w->done)) {
+    sg__cond_destroy(&w->work);
+    sg__mutex_destroy(&w->lock);
+    return sg__fail(SG_ERR_SYSTEM, "%s: cannot create a condition for the copy threads", where);
+  }
+  return SG_OK;
+}
+
+/* Unlinks `job` from the queue (lock held); it has no unclaimed part left. */
+static void unqueue(sg__workers *w, sg__copy_job *job) {
+  sg__copy_job **link = &w->head, *prev = NULL;
+  while (*link && *link != job) {
+    prev = *link;
+    link = &(*link)->next;
+  }
+  if (!*link) return;
+  *link = job->next;
+  if (w->tail == job) w->tail = prev;
+  job->next = NULL;
+  job->queued = 0;
+}
+
+/* Claims the next part of `job` (lock held): sets [*dst, *src, *n). */
+static void claim(sg__workers *w, sg__copy_job *job, char **dst, const char **src, size_t *n) {
+  unsigned p = job->claimed++;
+  size_t off = (size_t)p * job->part_bytes;
+  *dst = job->dst + off;
+  *src = job->src + off;
+  *n = p + 1 == job->parts ? job->bytes - off : job->part_bytes;
+  if (job->claimed == job->parts) unqueue(w, job);
+}
+
+/* Records a copied part (lock held). */
+static void finish(sg__workers *w, sg__copy_job *job) {
+  if (++job->finished == job->parts) {
+    job->busy = 0;
+    sg__cond_broadcast(&w->done);
+  }
+}
+
+static void *worker_main(void *arg) {
+  sg__workers *w = arg;
+  sg__mutex_lock(&w->lock);
+  for (;;) {
+    while (!w->stopping && !w->head) sg__cond_wait(&w->work, &w->lock);
+    if (w->stopping) break;
+    sg__copy_job *job = w->head;
+    char *dst;
+    const char *src;
+    size_t n;
+    claim(w, job, &dst, &src, &n);
+    sg__mutex_unlock(&w->lock);
+    memcpy(dst, src, n);
+    sg__mutex_lock(&w->lock);
+    finish(w, job);
+  }
+  sg__mutex_unlock(&w->lock);
+  return NULL;
+}
+
+sg_status sg__workers_ensure(sg__workers *w, unsigned count, const char *where) {
+  if (count > w->capacity) count = w->capacity;
+  sg__mutex_lock(&w->lock);
+  if (!w->threads && w->capacity) {
+    w->threads = sg__calloc(w->capacity, sizeof *w->threads);
+    if (!w->threads) {
+      sg__mutex_unlock(&w->lock);
+      return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory for copy threads", where);
+    }
+  }
+  sg_status st = SG_OK;
+  while (w->count < count) {
+    if (sg__thread_create(&w->threads[w->count], worker_main, w)) {
+      st = sg__fail(SG_ERR_SYSTEM, "%s: cannot start copy thread %u", where, w->count);
+      break;
+    }
+    w->count++;
+  }
+  sg__mutex_unlock(&w->lock);
+  return st;
+}
+
+unsigned sg__workers_count(sg__workers *w) {
+  sg__mutex_lock(&w->lock);
+  unsigned n = w->count;
+  sg__mutex_unlock(&w->lock);
+  return n;
+}
+
+void sg__workers_destroy(sg__workers *w) {
+  sg__mutex_lock(&w->lock);
+  w->stopping = 1;
+  sg__cond_broadcast(&w->work);
+  sg__mutex_unlock(&w->lock);
+  for (unsigned i = 0; i < w->count; i++) sg__thread_join(w->threads[i]);
+  sg__free(w->threads);
+  sg__cond_destroy(&w->done);
+  sg__cond_destroy(&w->work);
+  sg__mutex_destroy(&w->lock);
+  memset(w, 0, sizeof *w);
+}
+
+void sg__copy_submit(sg__workers *w, sg__copy_job *job, void *dst, const void *src, size_t bytes,
+                     unsigned parts) {
+  size_t most = bytes / MIN_PART_BYTES;
+  if (parts > most) parts = most ? (unsigned)most : 1u;
+  if (parts == 0) parts = 1;
+  /* Parts of whole pages, so that two threads never write one cache line
+   * and each part starts where the pinned side is page-aligned. */
+  size_t part = (bytes + parts - 1) / parts;
+  part = (part + 4095u) & ~(size_t)4095u;
+  parts = (unsigned)((bytes + part - 1) / part);
+  job->dst = dst;
+  job->src = src;
+  job->bytes = bytes;
+  job->part_bytes = part;
+  job->parts = parts;
+  job->claimed = job->finished = 0;
+  job->next = NULL;
+  sg__mutex_lock(&w->lock);
+  job->busy = 1;
+  job->queued = 1;
+  if (w->tail) w->tail->next = job; else w->head = job;
+  w->tail = job;
+  if (parts > 1) sg__cond_broadcast(&w->work); else sg__cond_signal(&w->work);
+  sg__mutex_unlock(&w->lock);
+}
+
+void sg__copy_wait(sg__workers *w, sg__copy_job *job) {
+  sg__mutex_lock(&w->lock);
+  while (job->busy) {
+    if (job->claimed < job->parts) {
+      char *dst;
+      const char *src;
+      size_t n;
+      claim(w, job, &dst, &src, &n);
+      sg__mutex_unlock(&w->lock);
+      memcpy(dst, src, n);
+      sg__mutex_lock(&w->lock);
+      finish(w, job);
+    } else {
+      sg__cond_wait(&w->done, &w->lock);
+    }
+  }
+  sg__mutex_unlock(&w->lock);
+}

@@ -1,0 +1,57 @@
+/* Internal: the copy threads of a pool. A job is one chunk's host-side copy
+ * (pageable <-> pinned), split into parts that the threads take in turn.
+ *
+ * The deadlock argument of the whole staging engine rests on two rules kept
+ * here: a part never waits for anything (it is a memcpy), and a waiter only
+ * waits for a job that is already queued, helping with that job's unclaimed
+ * parts while it waits. So every wait ends, whatever thread waits (a CUDA
+ * host callback included) and however many threads are running (even none). */
+#ifndef SG_STAGING_WORKERS_H
+#define SG_STAGING_WORKERS_H
+
+#include <pthread.h>
+#include <stddef.h>
+
+#include "streamgraph/status.h"
+
+typedef struct sg__copy_job {
+  char *dst;
+  const char *src;
+  size_t bytes;
+  size_t part_bytes;          /* every part but the last */
+  unsigned parts;
+  unsigned claimed;           /* parts taken so far (guarded by the workers' lock) */
+  unsigned finished;          /* parts copied */
+  int queued;                 /* 1 while some part is unclaimed */
+  int busy;                   /* 1 from submission until every part is copied */
+  struct sg__copy_job *next;  /* queue link */
+} sg__copy_job;
+
+typedef struct sg__workers {
+  pthread_mutex_t lock;
+  pthread_cond_t work;        /* a job was queued, or stop */
+  pthread_cond_t done;        /* some job finished */
+  sg__copy_job *head, *tail;
+  pthread_t *threads;
+  unsigned count, capacity;
+  int stopping;
+} sg__workers;
+
+/* Initialises with no thread (SG_ERR_SYSTEM when a mutex or condition
+ * cannot be made, message prefixed by `where`). */
+sg_status sg__workers_init(sg__workers *w, unsigned capacity, const char *where);
+/* Starts threads until `count` run (at most the capacity). */
+sg_status sg__workers_ensure(sg__workers *w, unsigned count, const char *where);
+/* Stops and joins the threads; no job may be queued or running. */
+void sg__workers_destroy(sg__workers *w);
+unsigned sg__workers_count(sg__workers *w);
+
+/* Splits [src, src + bytes) -> dst into at most `parts` parts (no part
+ * smaller than 64 KiB) and queues them. `job` must not be busy. Safe in a
+ * CUDA host callback: it only takes a lock nobody holds for long. */
+void sg__copy_submit(sg__workers *w, sg__copy_job *job, void *dst, const void *src, size_t bytes,
+                     unsigned parts);
+/* Returns once `job` is not busy, copying its unclaimed parts itself. */
+void sg__copy_wait(sg__workers *w, sg__copy_job *job);
+
+#endif

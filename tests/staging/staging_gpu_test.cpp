@@ -1,0 +1,409 @@
+// Pinned staging on the GPU (label `gpu`; every test skips without a
+// device). Pageable copies through executables in streams mode and in graph
+// mode built both ways, compared byte for byte: every launch writes fresh
+// data into the pageable source (a host node before the copy), poisons the
+// device buffers (memset nodes) and the destination, and a host node after
+// the device->host copy checks the destination - so both ordering promises
+// are checked too: the source is read after the nodes before the copy, the
+// destination is complete for the nodes after it.
+#include <cuda_runtime_api.h>
+
+#include <atomic>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "sg_test_util.h"
+#include "streamgraph/testing.h"
+
+namespace {
+
+constexpr size_t KiB = 1024, MiB = 1024 * 1024;
+
+#define SKIP_WITHOUT_GPU()                                             \
+  do {                                                                 \
+    if (sg_cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device"; \
+  } while (0)
+
+struct Way {
+  const char *name;
+  sg_exec_mode mode;
+  sg_graph_build build;
+};
+const Way kWays[] = {{"streams", SG_MODE_STREAMS, SG_BUILD_EXPLICIT},
+                     {"graph_explicit", SG_MODE_GRAPH, SG_BUILD_EXPLICIT},
+                     {"graph_capture", SG_MODE_GRAPH, SG_BUILD_CAPTURE}};
+void PrintTo(const Way &w, std::ostream *os) { *os << w.name; }
+
+// Fresh data for each launch: a cheap 64-bit generator seeded by the launch.
+void fill(uint8_t *p, size_t n, uint64_t seed) {
+  uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (size_t i = 0; i < n; i++) {
+    if (i % 8 == 0) {
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+    }
+    p[i] = static_cast<uint8_t>(x >> (8 * (i % 8)));
+  }
+}
+
+struct DevBuf {
+  void *p = nullptr;
+  explicit DevBuf(size_t n) { EXPECT_EQ(sg_mem_alloc(SG_BACKEND_CUDA, SG_MEMORY_DEVICE, 0, n, &p), SG_OK); }
+  ~DevBuf() { sg_mem_free(p); }
+  uint8_t *at(size_t off) const { return static_cast<uint8_t *>(p) + off; }
+};
+
+// prepare -> (poison A, poison B) -> up (H2D, staged) -> A->B (D2D) ->
+// down (D2H, staged) -> check. Offsets make every pointer unaligned.
+struct Chain {
+  size_t bytes, off;
+  std::vector<uint8_t> src_buf, dst_buf, expect;
+  DevBuf a, b;
+  std::atomic<int> launch{0}, bad{0}, checked{0};
+  sg_node prep{}, up{}, down{}, check{};
+
+  Chain(size_t n, size_t o = 0)
+      : bytes(n), off(o), src_buf(n + o), dst_buf(n + o), expect(n), a(n + 64), b(n + 64) {}
+  uint8_t *src() { return src_buf.data() + off; }
+  uint8_t *dst() { return dst_buf.data() + (off * 3) % 61; }
+
+  static int prepare(void *p) {
+    Chain *c = static_cast<Chain *>(p);
+    int k = ++c->launch;
+    fill(c->expect.data(), c->bytes, static_cast<uint64_t>(k) * 1000003u + c->bytes);
+    std::memcpy(c->src(), c->expect.data(), c->bytes);
+    std::memset(c->dst(), 0xDD, c->bytes);
+    return 0;
+  }
+  static int verify(void *p) {
+    Chain *c = static_cast<Chain *>(p);
+    if (std::memcmp(c->dst(), c->expect.data(), c->bytes) != 0) c->bad++;
+    c->checked++;
+    return 0;
+  }
+  void add_to(sg_graph *g, const std::string &tag) {
+    std::string un = "up-" + tag, dn = "down-" + tag;
+    sg_host_desc h = {prepare, this, "prepare"};
+    ASSERT_EQ(sg_graph_add_host(g, &h, nullptr, 0, &prep), SG_OK);
+    sg_node pa{}, pb{}, mid{};
+    sg_memset_desc ma = {a.p, 0xEE, 1, bytes + 64, "poison-a"};
+    sg_memset_desc mb = {b.p, 0xCC, 1, bytes + 64, "poison-b"};
+    ASSERT_EQ(sg_graph_add_memset(g, &ma, nullptr, 0, &pa), SG_OK);
+    ASSERT_EQ(sg_graph_add_memset(g, &mb, nullptr, 0, &pb), SG_OK);
+    sg_node up_deps[] = {prep, pa};
+    sg_copy_desc u = {a.at(off % 7), src(), bytes, SG_COPY_HOST_TO_DEVICE, un.c_str()};
+    ASSERT_EQ(sg_graph_add_copy(g, &u, up_deps, 2, &up), SG_OK) << sg_last_error();
+    sg_node mid_deps[] = {up, pb};
+    sg_copy_desc m = {b.at(off % 5), a.at(off % 7), bytes, SG_COPY_DEVICE_TO_DEVICE, "a-to-b"};
+    ASSERT_EQ(sg_graph_add_copy(g, &m, mid_deps, 2, &mid), SG_OK) << sg_last_error();
+    sg_copy_desc d = {dst(), b.at(off % 5), bytes, SG_COPY_DEVICE_TO_HOST, dn.c_str()};
+    ASSERT_EQ(sg_graph_add_copy(g, &d, &mid, 1, &down), SG_OK) << sg_last_error();
+    sg_host_desc v = {verify, this, "check"};
+    ASSERT_EQ(sg_graph_add_host(g, &v, &down, 1, &check), SG_OK);
+  }
+};
+
+struct Pool {
+  sg_pinned_pool *p = nullptr;
+  explicit Pool(size_t max, size_t slab = 0, sg_backend backend = SG_BACKEND_CUDA) {
+    sg_pinned_pool_options o;
+    sg_pinned_pool_options_init(&o);
+    o.backend = backend;
+    o.max_bytes = max;
+    o.slab_bytes = slab;
+    EXPECT_EQ(sg_pinned_pool_create(&o, &p), SG_OK) << sg_last_error();
+  }
+  ~Pool() {
+    if (p) EXPECT_EQ(sg_pinned_pool_destroy(p), SG_OK) << sg_last_error();
+  }
+};
+
+sg_exec_options options(const Way &w, sg_pinned_pool *pool,
+                        sg_staging_policy policy = SG_STAGING_STAGE, size_t chunk = 0,
+                        unsigned ring = 0) {
+  sg_exec_options o;
+  sg_exec_options_init(&o);
+  o.backend = SG_BACKEND_CUDA;
+  o.mode = w.mode;
+  o.build = w.build;
+  o.staging.policy = policy;
+  o.staging.pool = pool;
+  o.staging.chunk_bytes = chunk;
+  o.staging.ring_depth = ring;
+  return o;
+}
+
+sg_exec_stats stats_of(sg_exec *e) {
+  sg_exec_stats s;
+  EXPECT_EQ(sg_exec_get_stats(e, &s), SG_OK);
+  return s;
+}
+
+class StagingGpu : public ::testing::TestWithParam<Way> {
+ protected:
+  void SetUp() override { SKIP_WITHOUT_GPU(); }
+};
+
+TEST_P(StagingGpu, OddSizesAreExact) {
+  Pool pool(64 * MiB);
+  const size_t chunk = 256 * KiB;
+  for (size_t bytes : {size_t(1), size_t(4095), chunk - 1, chunk, chunk + 1, 3 * chunk + 17,
+                       13 * chunk + 4093}) {
+    Chain c(bytes, bytes % 13);
+    {
+      sgtest::Graph g;
+      c.add_to(g, "c");
+      sg_exec_options o = options(GetParam(), pool.p, SG_STAGING_STAGE, chunk, 3);
+      sgtest::Exec e;
+      SG_ASSERT_OK(sg_exec_create(g, &o, &e.e));
+      for (int i = 0; i < 3; i++) SG_ASSERT_OK(sg_exec_launch(e, nullptr));
+      SG_ASSERT_OK(sg_exec_wait(e));
+      EXPECT_EQ(stats_of(e).staged_copies, 6u) << bytes;
+    }
+    EXPECT_EQ(c.checked.load(), 3) << bytes;
+    EXPECT_EQ(c.bad.load(), 0) << "bytes " << bytes;
+  }
+}
+
+TEST_P(StagingGpu, LargeCopiesWithTheDefaults) {
+  // Default chunk, ring and threads, the default pool.
+  for (size_t bytes : {64 * MiB, 256 * MiB + 4093}) {
+    Chain c(bytes, 5);
+    {
+      sgtest::Graph g;
+      c.add_to(g, "big");
+      sg_exec_options o = options(GetParam(), nullptr, SG_STAGING_STAGE);
+      sgtest::Exec e;
+      SG_ASSERT_OK(sg_exec_create(g, &o, &e.e));
+      for (int i = 0; i < 2; i++) SG_ASSERT_OK(sg_exec_launch(e, nullptr));
+      SG_ASSERT_OK(sg_exec_wait(e));
+    }
+    EXPECT_EQ(c.checked.load(), 2);
+    EXPECT_EQ(c.bad.load(), 0) << bytes;
+  }
+}
+
+TEST_P(StagingGpu, PoliciesAndTheirStatistics) {
+  const bool graph = GetParam().mode == SG_MODE_GRAPH;
+  Pool pool(64 * MiB);
+  const sg_staging_policy policies[] = {SG_STAGING_STAGE, SG_STAGING_REGISTER, SG_STAGING_AUTO,
+                                        SG_STAGING_NONE};
+  for (sg_staging_policy p : policies) {
+    Chain c(8 * MiB + 3, 1);
+    {
+      sgtest::Graph g;
+      c.add_to(g, "p");
+      sg_exec_options o = options(GetParam(), pool.p, p);
+      sgtest::Exec e;
+      SG_ASSERT_OK(sg_exec_create(g, &o, &e.e));
+      for (int i = 0; i < 5; i++) {
+        SG_ASSERT_OK(sg_exec_launch(e, nullptr));
+        SG_ASSERT_OK(sg_exec_wait(e));
+      }
+      sg_exec_stats s = stats_of(e);
+      uint64_t staged = 0, registered = 0;
+      switch (p) {
+        case SG_STAGING_STAGE: staged = 10; break;
+        case SG_STAGING_REGISTER: registered = 10; break;
+        case SG_STAGING_AUTO:
+          // Streams mode: staged until the third launch in a row, then
+          // registered. Graph mode is built once: staged.
+          if (graph) staged = 10; else staged = 4, registered = 6;
+          break;
+        default: break;
+      }
+      EXPECT_EQ(s.staged_copies, staged) << "policy " << p;
+      EXPECT_EQ(s.registered_copies, registered) << "policy " << p;
+    }
+    EXPECT_EQ(c.checked.load(), 5);
+    EXPECT_EQ(c.bad.load(), 0) << "policy " << p;
+    sg_registration_stats r;
+    SG_ASSERT_OK(sg_registration_get_stats(SG_BACKEND_CUDA, &r));
+    EXPECT_EQ(r.buffers, 0u) << "registrations outlived their executable";
+  }
+}
+
+TEST_P(StagingGpu, LaunchIntoACallersStream) {
+  Pool pool(64 * MiB);
+  Chain c(5 * MiB + 1, 3);
+  sgtest::Graph g;
+  c.add_to(g, "s");
+  sg_exec_options o = options(GetParam(), pool.p, SG_STAGING_STAGE, 1 * MiB, 2);
+  sgtest::Exec e;
+  SG_ASSERT_OK(sg_exec_create(g, &o, &e.e));
+  cudaStream_t s;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  for (int i = 0; i < 3; i++) SG_ASSERT_OK(sg_exec_launch(e, s));
+  ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  EXPECT_EQ(c.checked.load(), 3);
+  EXPECT_EQ(c.bad.load(), 0);
+  SG_ASSERT_OK(sg_exec_wait(e));
+  cudaStreamDestroy(s);
+}
+
+TEST_P(StagingGpu, SetCopyBetweenLaunches) {
+  Pool pool(64 * MiB);
+  Chain c(3 * MiB + 7, 2);
+  sgtest::Graph g;
+  c.add_to(g, "u");
+  sg_exec_options o = options(GetParam(), pool.p, SG_STAGING_STAGE, 1 * MiB, 2);
+  sgtest::Exec e;
+  SG_ASSERT_OK(sg_exec_create(g, &o, &e.e));
+  SG_ASSERT_OK(sg_exec_launch(e, nullptr));
+  SG_ASSERT_OK(sg_exec_wait(e));
+  // The same chain moves to other host buffers of another size.
+  c.bytes = 2 * MiB + 1;
+  c.src_buf.assign(c.bytes + c.off, 0);
+  c.dst_buf.assign(c.bytes + c.off, 0);
+  c.expect.assign(c.bytes, 0);
+  sg_copy_desc u = {c.a.at(c.off % 7), c.src(), c.bytes, SG_COPY_HOST_TO_DEVICE, nullptr};
+  SG_ASSERT_OK(sg_exec_set_copy(e, c.up, &u));
+  sg_copy_desc d = {c.dst(), c.b.at(c.off % 5), c.bytes, SG_COPY_DEVICE_TO_HOST, nullptr};
+  SG_ASSERT_OK(sg_exec_set_copy(e, c.down, &d));
+  for (int i = 0; i < 2; i++) SG_ASSERT_OK(sg_exec_launch(e, nullptr));
+  SG_ASSERT_OK(sg_exec_wait(e));
+  EXPECT_EQ(c.checked.load(), 3);
+  EXPECT_EQ(c.bad.load(), 0);
+  EXPECT_EQ(stats_of(e).staged_copies, 6u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Ways, StagingGpu, ::testing::ValuesIn(kWays),
+                         [](const ::testing::TestParamInfo<Way> &i) { return std::string(i.param.name); });
+
+// Eight executables launched from eight threads share a pool that holds two
+// rings: launches wait for rings the others' callbacks give back; nothing
+// deadlocks however the driver runs the callbacks.
+TEST(StagingGpuShared, ManyExecutablesShareOneSmallPool) {
+  SKIP_WITHOUT_GPU();
+  const size_t chunk = 1 * MiB;
+  const unsigned ring = 2;
+  Pool pool(2 * ring * chunk, ring * chunk);
+  const int n = 8;
+  std::vector<std::unique_ptr<Chain>> chains;
+  std::vector<sgtest::Graph> graphs(n);
+  std::vector<sg_exec *> execs(n, nullptr);
+  for (int i = 0; i < n; i++) {
+    chains.emplace_back(new Chain(3 * MiB + static_cast<size_t>(i) * 4099, i));
+    chains[i]->add_to(graphs[i], "x" + std::to_string(i));
+    sg_exec_options o = options(kWays[0], pool.p, SG_STAGING_STAGE, chunk, ring);
+    SG_ASSERT_OK(sg_exec_create(graphs[i], &o, &execs[i]));
+  }
+  std::vector<std::thread> threads;
+  std::atomic<int> errors{0};
+  for (int i = 0; i < n; i++)
+    threads.emplace_back([&, i] {
+      for (int k = 0; k < 6; k++)
+        if (sg_exec_launch(execs[i], nullptr) != SG_OK) errors++;
+      if (sg_exec_wait(execs[i]) != SG_OK) errors++;
+    });
+  for (auto &t : threads) t.join();
+  EXPECT_EQ(errors.load(), 0);
+  for (int i = 0; i < n; i++) {
+    EXPECT_EQ(chains[i]->checked.load(), 6) << i;
+    EXPECT_EQ(chains[i]->bad.load(), 0) << i;
+    SG_EXPECT_OK(sg_exec_destroy(execs[i]));
+  }
+  sg_pinned_pool_stats ps;
+  SG_ASSERT_OK(sg_pinned_pool_get_stats(pool.p, &ps));
+  EXPECT_EQ(ps.in_use_bytes, 0u);
+  EXPECT_LE(ps.peak_in_use_bytes, 2 * ring * chunk);
+}
+
+TEST(StagingGpuExhaustion, GraphModeCreationFailsClearly) {
+  SKIP_WITHOUT_GPU();
+  Pool pool(2 * MiB, 2 * MiB);
+  Chain c(8 * MiB);
+  sgtest::Graph g;
+  c.add_to(g, "c");
+  sg_exec_options o = options(kWays[1], pool.p, SG_STAGING_STAGE, 1 * MiB, 2);
+  sg_exec *e = nullptr;
+  EXPECT_EQ(sg_exec_create(g, &o, &e), SG_ERR_POOL_EXHAUSTED);
+  EXPECT_NE(std::string(sg_last_error()).find("'down-c'"), std::string::npos) << sg_last_error();
+  EXPECT_EQ(e, nullptr);
+}
+
+TEST(StagingGpuExhaustion, StreamsModeRingAboveTheCapFailsTheLaunch) {
+  SKIP_WITHOUT_GPU();
+  Pool pool(1 * MiB, 1 * MiB);
+  Chain c(8 * MiB);
+  sgtest::Graph g;
+  c.add_to(g, "c");
+  sg_exec_options o = options(kWays[0], pool.p, SG_STAGING_STAGE, 1 * MiB, 2);
+  sgtest::Exec e;
+  SG_ASSERT_OK(sg_exec_create(g, &o, &e.e));
+  EXPECT_EQ(sg_exec_launch(e, nullptr), SG_ERR_POOL_EXHAUSTED);
+  EXPECT_NE(std::string(sg_last_error()).find("'up-c'"), std::string::npos) << sg_last_error();
+  EXPECT_NE(sg_exec_wait(e), SG_OK); // the executable is failed; the wait returns
+}
+
+TEST(StagingGpuOptions, AHostMemoryPoolIsRefused) {
+  SKIP_WITHOUT_GPU();
+  Pool pool(1 * MiB, 0, SG_BACKEND_HOST);
+  Chain c(2 * MiB);
+  sgtest::Graph g;
+  c.add_to(g, "c");
+  sg_exec_options o = options(kWays[0], pool.p);
+  sg_exec *e = nullptr;
+  EXPECT_EQ(sg_exec_create(g, &o, &e), SG_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(sg_last_error()).find("pinned"), std::string::npos) << sg_last_error();
+}
+
+// Every CUDA call on the way fails in turn (and every allocation): the
+// failure comes back as a status or is absorbed by a fallback (a refused
+// registration stages instead), with nothing leaked and nothing hung.
+void cuda_fault_sweep(sg_exec_mode mode, sg_staging_policy policy) {
+  long start = sg_live_allocations();
+  for (unsigned long nth = 1; nth < 4000; nth++) {
+    Chain c(3 * MiB + 5, 1);
+    sg_pinned_pool *pool = nullptr;
+    sg_status st;
+    {
+      sgtest::Graph g;
+      c.add_to(g, "f");
+      sg_pinned_pool_options po;
+      sg_pinned_pool_options_init(&po);
+      po.max_bytes = 8 * MiB;
+      po.slab_bytes = 4 * MiB;
+      sg_fault_arm(SG_FAULT_CUDA | SG_FAULT_ALLOC, nth);
+      st = sg_pinned_pool_create(&po, &pool);
+      sg_exec *e = nullptr;
+      Way w = {"", mode, SG_BUILD_EXPLICIT};
+      sg_exec_options o = options(w, pool, policy, 1 * MiB, 2);
+      if (!st) st = sg_exec_create(g, &o, &e);
+      for (int i = 0; i < 2 && !st; i++) st = sg_exec_launch(e, nullptr);
+      if (!st) st = sg_exec_wait(e);
+      if (e) sg_exec_destroy(e);
+    }
+    int fired = sg_fault_fired();
+    sg_fault_arm(0, 0);
+    if (pool) ASSERT_EQ(sg_pinned_pool_destroy(pool), SG_OK) << sg_last_error();
+    ASSERT_EQ(sg_live_allocations(), start) << "leak with fault " << nth;
+    if (st == SG_OK) EXPECT_EQ(c.bad.load(), 0) << "fault " << nth;
+    if (!fired) {
+      ASSERT_EQ(st, SG_OK) << sg_last_error();
+      EXPECT_EQ(c.checked.load(), 2);
+      return;
+    }
+    cudaGetLastError();
+  }
+  FAIL() << "the scenario never ran to completion";
+}
+
+TEST(StagingGpuFaults, StreamsModeStaged) {
+  SKIP_WITHOUT_GPU();
+  cuda_fault_sweep(SG_MODE_STREAMS, SG_STAGING_STAGE);
+}
+TEST(StagingGpuFaults, GraphModeStaged) {
+  SKIP_WITHOUT_GPU();
+  cuda_fault_sweep(SG_MODE_GRAPH, SG_STAGING_STAGE);
+}
+TEST(StagingGpuFaults, StreamsModeRegistered) {
+  SKIP_WITHOUT_GPU();
+  cuda_fault_sweep(SG_MODE_STREAMS, SG_STAGING_REGISTER);
+}
+
+}  // namespace
