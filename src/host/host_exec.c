@@ -13,6 +13,7 @@
 #include "core/sys.h"
 #include "host/host_nodes.h"
 #include "plan/schedule.h"
+#include "staging/exec_staging.h" /* staging: pageable copies through the pinned pool */
 
 typedef struct host_backend host_backend;
 
@@ -38,6 +39,7 @@ struct host_backend {
   uint64_t *end_ns;
   uint64_t launch_start_ns;
   int stopping;
+  struct sg__staging *staging; /* staging (src/staging): NULL unless the policy stages */
 };
 
 /* Runs the nodes of `stream` for launch `launch` (lock not held). */
@@ -57,7 +59,10 @@ static void run_stream(host_backend *b, uint32_t stream, uint64_t launch) {
     if (!sg__exec_has_failed(exec)) {
       if (b->start_ns) b->start_ns[n] = sg__now_ns() - b->launch_start_ns;
       char message[SG_ERROR_MESSAGE_BYTES];
-      sg_status st = sg__host_run_node(&exec->snap.nodes[n], n, message, sizeof message);
+      /* staging: a candidate copy goes through the pinned ring or the cache */
+      sg_status st = sg__staging_candidate(b->staging, n)
+                         ? sg__staging_host_run(b->staging, n, message, sizeof message)
+                         : sg__host_run_node(&exec->snap.nodes[n], n, message, sizeof message);
       if (b->end_ns) b->end_ns[n] = sg__now_ns() - b->launch_start_ns;
       if (st) sg__exec_fail(exec, st, "launch %llu: %s", (unsigned long long)launch, message);
     }
@@ -108,6 +113,7 @@ static void stop_workers(host_backend *b) {
 }
 
 static void free_backend(host_backend *b) {
+  sg__staging_destroy(b->staging); /* staging: workers are stopped, nothing in flight */
   sg__free(b->workers);
   sg__free(b->stream_done);
   sg__free(b->event_launch);
@@ -150,6 +156,13 @@ static sg_status host_create(sg_exec *exec) {
   if (oom) {
     free_backend(b);
     return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+  }
+  /* staging: graph mode takes its rings now, streams mode at each run */
+  sg_status staging_st =
+      sg__staging_create(exec, exec->options.mode == SG_MODE_GRAPH, &b->staging);
+  if (staging_st) {
+    free_backend(b);
+    return staging_st;
   }
   if (sg__mutex_init(&b->lock)) {
     free_backend(b);
@@ -211,7 +224,8 @@ static sg_status host_update_node(sg_exec *exec, uint32_t index, const sg__node 
   if (st) return st;
   host_wait(exec);
   *in_place = 0;
-  return SG_OK;
+  /* staging: re-decide the copy's route (graph mode: its ring) */
+  return sg__staging_update_node(((host_backend *)exec->backend)->staging, index, fresh);
 }
 
 static sg_status host_get_trace(sg_exec *exec, uint64_t *start_ns, uint64_t *end_ns) {
