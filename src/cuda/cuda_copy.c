@@ -21,7 +21,9 @@
  *   node of the same launch (a host callback, a copy) would be read stale.
  *   To a pageable destination the call returns once the copy is complete,
  *   which already includes the earlier work. Both block the launching
- *   thread; that is the cost pinned staging removes.
+ *   thread; that is the cost pinned staging removes. (When a caller captures
+ *   a streams-mode launch into its own graph, no synchronisation is made:
+ *   the copy becomes a memcpy node that runs in graph order.)
  * - graph mode: a memcpy node, which the driver executes in graph order.
  *   Stream capture does not capture these copies; the capture builder adds
  *   the same node through here, so both builds share one path. */
@@ -32,8 +34,15 @@ cudaError_t sg__cuda_pageable_copy_enqueue(sg__cuda_state *b, const sg__copy *c,
                                            cudaStream_t stream, const char **call) {
   (void)b;
   if (c->src_memory == SG_MEMORY_HOST_PAGEABLE) {
-    *call = "cudaStreamSynchronize";
-    cudaError_t err = SG_CUDA(cudaStreamSynchronize(stream));
+    /* Unless a caller is capturing this launch into its own graph, where a
+     * synchronisation is illegal and the memcpy node runs in graph order. */
+    enum cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+    *call = "cudaStreamIsCapturing";
+    cudaError_t err = SG_CUDA(cudaStreamIsCapturing(stream, &capturing));
+    if (err == cudaSuccess && capturing == cudaStreamCaptureStatusNone) {
+      *call = "cudaStreamSynchronize";
+      err = SG_CUDA(cudaStreamSynchronize(stream));
+    }
     if (err != cudaSuccess) return err;
   }
   *call = "cudaMemcpyAsync";

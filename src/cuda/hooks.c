@@ -39,6 +39,17 @@ sg_memory_kind sg__cuda_classify(const void *ptr) {
 }
 
 sg_status sg__cuda_alloc(sg_memory_kind kind, int device, size_t bytes, void **out) {
+  /* A build with CUDA on a machine without a (working) device, or a device
+   * that is not there: the backend is unavailable, as in a build without. */
+  int devices = sg__cuda_device_count();
+  if (device < 0 || device >= devices) {
+    *out = NULL;
+    return devices == 0
+               ? sg__fail(SG_ERR_BACKEND_UNAVAILABLE, "sg_mem_alloc: no CUDA device is present")
+               : sg__fail(SG_ERR_BACKEND_UNAVAILABLE,
+                          "sg_mem_alloc: device %d asked for; %d device(s) present", device,
+                          devices);
+  }
   int previous = 0;
   cudaError_t err = SG_CUDA(cudaGetDevice(&previous));
   if (err == cudaSuccess) err = SG_CUDA(cudaSetDevice(device));
