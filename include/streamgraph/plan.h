@@ -25,12 +25,13 @@ typedef struct sg_plan sg_plan;
  * CUDA_DEVICE_MAX_CONNECTIONS when set, else 8). SG_ERR_CYCLE names the
  * nodes of one cycle. The plan is a snapshot: the graph may change after.
  *
- * The plan puts two nodes on one stream only when one depends on the other,
- * using as many streams as the graph's width, unless that exceeds the limit;
- * then chains of nodes are merged onto the limit's streams, choosing merges
- * that cost the least concurrency. Events carry every cross-stream
- * dependency that stream order and earlier events do not already imply.
- * docs/plan.md describes the algorithms. */
+ * Unless the limit binds, the plan puts two nodes on one stream only when one
+ * depends on the other, and uses as many streams as the graph's width (the
+ * fewest possible; exact up to very large graphs, see width_exact). When the
+ * width exceeds the limit, chains of nodes are merged onto the limit's
+ * streams, choosing merges that cost the least concurrency. Events carry
+ * every cross-stream dependency that stream order and earlier events do not
+ * already imply. docs/plan.md describes the algorithms. */
 SG_API sg_status sg_plan_create(const sg_graph *graph, unsigned max_streams, sg_plan **out);
 /* Frees a plan made by sg_plan_create. A plan obtained from an executable
  * (sg_exec_get_plan) belongs to it: SG_ERR_INVALID_ARGUMENT. */
