@@ -6,6 +6,7 @@
 #include "core/memory_table.h"
 #include "cuda/cuda_call.h"
 #include "cuda/cuda_exec.h"
+#include "staging/exec_staging.h" /* staging: sg__staging_cache_pinned */
 
 sg_status sg__cuda_enter(int device, int *previous, const char *fn) {
   cudaError_t err = SG_CUDA(cudaGetDevice(previous));
@@ -82,6 +83,9 @@ static sg__cuda_route copy_route(const sg__copy *c) {
     return SG__ROUTE_HOST_WORK; /* cudaMemcpyAsync would copy at once, out of stream order */
   if (c->src_memory == SG_MEMORY_HOST_PAGEABLE || c->dst_memory == SG_MEMORY_HOST_PAGEABLE)
     return SG__ROUTE_COPY_PAGEABLE;
+  /* staging: a buffer pinned only by the registration cache is pageable
+   * memory to the user; the seam keeps it registered while copies use it. */
+  if (sg__staging_cache_pinned(c)) return SG__ROUTE_COPY_PAGEABLE;
   return SG__ROUTE_COPY;
 }
 

@@ -8,6 +8,7 @@
 #include "core/sys.h"
 #include "cuda/cuda_call.h"
 #include "cuda/cuda_exec.h"
+#include "staging/exec_staging.h" /* staging: pageable copies (src/staging) */
 
 /* ---- waiting ------------------------------------------------------------ */
 
@@ -101,6 +102,7 @@ static sg_status cuda_query(sg_exec *exec) {
 static void free_backend(sg__cuda_state *b) {
   sg__cuda_graph_free(&b->g);
   sg__cuda_streams_free(b);
+  sg__staging_destroy(b->staging); /* staging: after the graph that names its rings */
   if (b->work)
     for (uint32_t n = 0; n < b->s->node_count; n++) sg__free(b->work[n]);
   sg__cuda_work_reap(b);
@@ -167,16 +169,19 @@ static sg_status cuda_create(sg_exec *exec) {
   }
   st = device_limits(b, fn);
   if (!st) st = setup_nodes(b, fn);
+  /* staging: routes, and in graph mode the rings a build bakes in */
+  if (!st) st = sg__staging_create(exec, exec->options.mode == SG_MODE_GRAPH, &b->staging);
   if (!st)
     st = exec->options.mode == SG_MODE_GRAPH ? sg__cuda_graph_create(b)
                                              : sg__cuda_streams_make(b, exec->options.trace, fn);
+  const int device = b->device;
   if (st) {
     drain(b); /* an upload or a capture may have enqueued work */
     free_backend(b);
   } else {
     exec->backend = b;
   }
-  sg__cuda_leave(b->device, previous);
+  sg__cuda_leave(device, previous);
   return st;
 }
 

@@ -81,6 +81,8 @@ typedef struct sg__cuda_state {
   cudaEvent_t *trace_end;
 
   sg__cuda_graph g;            /* graph mode */
+  struct sg__staging *staging; /* staging (src/staging): how pageable copies run; NULL when
+                                  the policy never stages (NONE) */
 
   uint64_t launches;           /* launches enqueued, ever */
   int busy_done;               /* `done` was recorded and not yet seen complete */
@@ -131,9 +133,11 @@ const char *sg__cuda_where(const sg__cuda_state *b, const char *fn, uint32_t ind
 
 /* Every copy whose host side is pageable goes through these three: enqueue
  * on a stream (streams mode), add a graph node (graph mode, both builds),
- * update that node in an instantiated graph. See cuda_copy.c. */
-cudaError_t sg__cuda_pageable_copy_enqueue(sg__cuda_state *b, const sg__copy *c,
-                                           cudaStream_t stream, const char **call);
+ * update that node in an instantiated graph. See cuda_copy.c. The enqueue
+ * reports like sg__cuda_enqueue (a status, the message in `msg`): staging
+ * has failures of its own (SG_ERR_POOL_EXHAUSTED). */
+sg_status sg__cuda_pageable_copy_enqueue(sg__cuda_state *b, uint32_t index, cudaStream_t stream,
+                                         const char *fn, char *msg, size_t cap);
 cudaError_t sg__cuda_pageable_copy_add_node(sg__cuda_state *b, const sg__copy *c,
                                             cudaGraph_t graph, const cudaGraphNode_t *deps,
                                             size_t dep_count, cudaGraphNode_t *node,

@@ -54,9 +54,8 @@ sg_status sg__cuda_enqueue(sg__cuda_state *b, uint32_t index, cudaStream_t strea
       err = SG_CUDA(cudaMemcpyAsync(n->u.copy.dst, n->u.copy.src, n->u.copy.bytes,
                                     cudaMemcpyDefault, stream));
       break;
-    case SG__ROUTE_COPY_PAGEABLE:
-      err = sg__cuda_pageable_copy_enqueue(b, &n->u.copy, stream, &call);
-      break;
+    case SG__ROUTE_COPY_PAGEABLE: /* the staging seam reports its own failures */
+      return sg__cuda_pageable_copy_enqueue(b, index, stream, fn, msg, cap);
     case SG__ROUTE_MEMSET:
       err = sg__cuda_memset_enqueue(&n->u.memset, stream, &call);
       break;

@@ -10,6 +10,7 @@
 #include "core/sys.h"
 #include "cuda/cuda_call.h"
 #include "cuda/cuda_exec.h"
+#include "staging/exec_staging.h" /* staging: copy statistics per launch */
 
 void sg__cuda_graph_free(sg__cuda_graph *g) {
   if (g->exec) cudaGraphExecDestroy(g->exec);
@@ -40,6 +41,9 @@ sg_status sg__cuda_graph_rebuild(sg__cuda_state *b, const char *fn) {
     }
   }
   if (st) {
+    /* An upload may still be in flight on streams[0]: let it finish before
+     * its graph goes. */
+    if (g.exec) cudaStreamSynchronize(b->streams[0]);
     sg__cuda_graph_free(&g);
     return st;
   }
@@ -70,6 +74,7 @@ sg_status sg__cuda_graph_launch(sg__cuda_state *b, void *cuda_stream) {
   cudaError_t err = SG_CUDA(cudaGraphLaunch(b->g.exec, target));
   if (err == cudaSuccess) {
     b->launches++;
+    sg__staging_count_launch(b->staging); /* staging: the graph's copies ran once more */
     if (!caller) {
       b->busy_stream = 1;
     } else {
