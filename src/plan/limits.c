@@ -11,7 +11,7 @@
 void sg__plan_limits_default(sg__plan_limits *limits) {
   limits->cover_work = (uint64_t)1 << 25;
   limits->reduce_work = (uint64_t)1 << 26;
-  limits->reduce_search_work = (uint64_t)1 << 25;
+  limits->reduce_search_work = (uint64_t)1 << 26;
   limits->clock_work = (uint64_t)1 << 24;
   limits->merge_scan_streams = 64;
   limits->merge_scan_cells = (uint64_t)1 << 23;

@@ -5,7 +5,8 @@
  * First the level-pruned searches (reduce_search.c): cheap wherever edges
  * are short, exact when none is cut short. If one was, the chain index
  * (reduce_index.c) finishes the job exactly when its cost, (n + E) x chains,
- * is within limits->reduce_work. Otherwise the result keeps some redundant
+ * is within limits->reduce_work; the searches are then kept well below that
+ * cost, so the two together stay within about 1.25 times the index. Otherwise the result keeps some redundant
  * edges; it still has the DAG's reachability, so plans stay correct, and
  * events.c drops the waits those edges would cause wherever dense vector
  * clocks fit. */
@@ -21,9 +22,15 @@ sg_status sg__reduce(sg__work *w) {
   unsigned char *keep = sg__malloc(m ? m : 1);
   if (!keep) return sg__oom(w, "transitive reduction");
   memset(keep, 1, m);
+  /* When the index is affordable, the searches get no more than a quarter of
+   * its cost: they are a cheaper try, not a second full price. */
+  uint64_t index_cost = ((uint64_t)n + m) * w->chain_count;
+  int index_ok = index_cost <= w->limits->reduce_work;
+  uint64_t budget = w->limits->reduce_search_work;
+  if (index_ok && index_cost / 4 < budget) budget = index_cost / 4;
   int exact = 1;
-  sg_status st = sg__reduce_search(w, keep, &exact);
-  if (!st && !exact && ((uint64_t)n + m) * w->chain_count <= w->limits->reduce_work) {
+  sg_status st = sg__reduce_search(w, keep, budget, &exact);
+  if (!st && !exact && index_ok) {
     st = sg__reduce_index(w, keep);
     exact = 1;
   }

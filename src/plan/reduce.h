@@ -8,7 +8,8 @@
 
 /* Exact; O((n + E) x chains). */
 sg_status sg__reduce_index(sg__work *w, unsigned char *keep);
-/* Level-pruned bounded searches; *exact = 0 if one was cut short. */
-sg_status sg__reduce_search(sg__work *w, unsigned char *keep, int *exact);
+/* Level-pruned searches of at most budget / n edge visits each; *exact = 0
+ * if one was cut short. */
+sg_status sg__reduce_search(sg__work *w, unsigned char *keep, uint64_t budget, int *exact);
 
 #endif

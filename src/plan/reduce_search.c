@@ -10,11 +10,12 @@
  * needed one), and the result is then marked inexact.
  *
  * Cost: the nodes below that level reachable from u's successors, per node,
- * at most limits->reduce_search_work / n edge visits (335 at 100,000 nodes). */
+ * at most budget / n edge visits (limits->reduce_search_work / n, 671 at
+ * 100,000 nodes, or less when the chain index is affordable: reduce.c). */
 #include "core/sys.h"
 #include "plan/reduce.h"
 
-sg_status sg__reduce_search(sg__work *w, unsigned char *keep, int *exact) {
+sg_status sg__reduce_search(sg__work *w, unsigned char *keep, uint64_t budget, int *exact) {
   uint32_t n = w->n;
   uint32_t *is_succ = sg__malloc((size_t)n * sizeof *is_succ); /* == u: a successor of u */
   uint32_t *edge = sg__malloc((size_t)n * sizeof *edge);       /* successor -> the edge to it */
@@ -28,7 +29,7 @@ sg_status sg__reduce_search(sg__work *w, unsigned char *keep, int *exact) {
     return sg__oom(w, "transitive reduction");
   }
   for (uint32_t v = 0; v < n; v++) is_succ[v] = seen[v] = SG__NONE;
-  uint64_t cap = w->limits->reduce_search_work / n;
+  uint64_t cap = budget / n;
   const uint32_t *ss = w->succ_start, *succ = w->succ, *level = w->level;
   *exact = 1;
   for (uint32_t u = 0; u < n; u++) {
