@@ -19,24 +19,16 @@
  * holding the most of the chain's neighbours in the reduced graph (fewer
  * events), then to the least loaded stream. O(n x streams + E).
  *
- * Intervals (otherwise): each chain spans the levels from its first node to
- * its last; chains in order of their first level go to the stream that fell
- * free earliest (interval partitioning: with enough streams, no two
- * intervals overlap on a stream). O(n + chains log streams). */
+ * Intervals (otherwise, merge_intervals.c): each chain spans the levels from
+ * its first node to its last; chains in order of their first level go to
+ * the stream that fell free earliest. O(n + chains log streams). */
 #include <string.h>
 
 #include "core/sys.h"
-#include "plan/work.h"
-
-typedef struct chain_list {
-  uint32_t count;
-  uint32_t *head;  /* chain -> its first node (chains numbered by the head's rank) */
-  uint32_t *len;   /* chain -> node count */
-  uint32_t *sorted;/* chains in the order they are placed */
-} chain_list;
+#include "plan/merge.h"
 
 /* Chains by decreasing length, ties by id: a stable counting sort. */
-static void sort_by_length(const chain_list *c, uint32_t n, uint32_t *cursor) {
+static void sort_by_length(const sg__chain_list *c, uint32_t n, uint32_t *cursor) {
   memset(cursor, 0, ((size_t)n + 2) * sizeof *cursor);
   for (uint32_t k = 0; k < c->count; k++) cursor[n - c->len[k] + 1]++;
   for (uint32_t i = 1; i <= n + 1; i++) cursor[i] += cursor[i - 1];
@@ -44,7 +36,7 @@ static void sort_by_length(const chain_list *c, uint32_t n, uint32_t *cursor) {
 }
 
 /* Chains by first level, ties by id. */
-static void sort_by_start(const sg__work *w, const chain_list *c, uint32_t *cursor) {
+static void sort_by_start(const sg__work *w, const sg__chain_list *c, uint32_t *cursor) {
   uint32_t levels = w->level_count;
   memset(cursor, 0, ((size_t)levels + 1) * sizeof *cursor);
   for (uint32_t k = 0; k < c->count; k++) cursor[w->level[c->head[k]] + 1]++;
@@ -52,7 +44,7 @@ static void sort_by_start(const sg__work *w, const chain_list *c, uint32_t *curs
   for (uint32_t k = 0; k < c->count; k++) c->sorted[cursor[w->level[c->head[k]]]++] = k;
 }
 
-static sg_status merge_by_levels(sg__work *w, const chain_list *c, uint32_t limit) {
+static sg_status merge_by_levels(sg__work *w, const sg__chain_list *c, uint32_t limit) {
   uint32_t *stream = w->out->stream_of;
   size_t levels = w->level_count;
   /* occ[level * limit + stream]: nodes of the stream at that level, saturating.
@@ -107,54 +99,13 @@ static sg_status merge_by_levels(sg__work *w, const chain_list *c, uint32_t limi
   return SG_OK;
 }
 
-/* A binary min-heap of streams keyed by (free_at, stream). */
-static int heap_less(const uint32_t *free_at, uint32_t a, uint32_t b) {
-  return free_at[a] != free_at[b] ? free_at[a] < free_at[b] : a < b;
-}
-
-static void sift_down(uint32_t *heap, uint32_t size, const uint32_t *free_at, uint32_t i) {
-  for (;;) {
-    uint32_t l = 2 * i + 1, r = l + 1, m = i;
-    if (l < size && heap_less(free_at, heap[l], heap[m])) m = l;
-    if (r < size && heap_less(free_at, heap[r], heap[m])) m = r;
-    if (m == i) return;
-    uint32_t t = heap[i];
-    heap[i] = heap[m];
-    heap[m] = t;
-    i = m;
-  }
-}
-
-static sg_status merge_by_intervals(sg__work *w, const chain_list *c, uint32_t limit) {
-  uint32_t *heap = sg__malloc((size_t)limit * sizeof *heap);
-  uint32_t *free_at = sg__calloc(limit, sizeof *free_at); /* 1 + last level used; 0: empty */
-  if (!heap || !free_at) {
-    sg__free(heap);
-    sg__free(free_at);
-    return sg__oom(w, "merging chains");
-  }
-  for (uint32_t s = 0; s < limit; s++) heap[s] = s; /* all keys 0: already a heap */
-  for (uint32_t k = 0; k < c->count; k++) {
-    uint32_t ch = c->sorted[k], s = heap[0], last = 0;
-    for (uint32_t x = c->head[ch]; x != SG__NONE; x = w->next[x]) {
-      w->out->stream_of[x] = s;
-      last = w->level[x];
-    }
-    if (last + 1 > free_at[s]) free_at[s] = last + 1;
-    sift_down(heap, limit, free_at, 0);
-  }
-  sg__free(heap);
-  sg__free(free_at);
-  return SG_OK;
-}
-
 sg_status sg__merge(sg__work *w) {
   uint32_t n = w->n, limit = w->stream_limit;
   sg__schedule *s = w->out;
   s->chain_count = w->chain_count;
   s->stream_of = sg__malloc((size_t)n * sizeof *s->stream_of);
   if (!s->stream_of) return sg__oom(w, "stream assignment");
-  chain_list c = {w->chain_count, NULL, NULL, NULL};
+  sg__chain_list c = {w->chain_count, NULL, NULL, NULL};
   int merging = w->chain_count > limit;
   c.head = sg__malloc((size_t)c.count * sizeof *c.head);
   c.len = sg__malloc((size_t)c.count * sizeof *c.len);
@@ -192,7 +143,7 @@ sg_status sg__merge(sg__work *w) {
     } else {
       sort_by_start(w, &c, cursor);
       sg__free(cursor);
-      st = merge_by_intervals(w, &c, limit);
+      st = sg__merge_by_intervals(w, &c, limit);
     }
   }
   sg__free(c.head);

@@ -10,6 +10,7 @@ list(APPEND SG_C_SOURCES
   plan/reduce_index.c
   plan/reduce.c
   plan/merge.c
+  plan/merge_intervals.c
   plan/layout.c
   plan/knowledge.c
   plan/events.c

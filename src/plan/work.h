@@ -39,7 +39,8 @@ typedef struct sg__work {
   /* reduce.c leaves out->red_start/red_succ; then the reduced edges reversed */
   uint32_t *rpred_start, *rpred;
 
-  /* merge.c: node -> stream before numbering (layout.c renumbers in place) */
+  /* the stream limit (0 resolved); merge.c fills out->stream_of with stream
+   * ids that layout.c then renumbers in place */
   uint32_t stream_limit;
 } sg__work;
 
