@@ -111,10 +111,12 @@ TEST(ScheduleScale, LocalRandomDagUnderLimits) {
   EXPECT_GT(width, 100u) << "the case meant to bind a limit of 100 does not";
 }
 
-TEST(ScheduleScale, WideFanUsesDirectKnowledge) {
-  // 3000 streams: dense vector clocks would cost more than the budget
+TEST(ScheduleScale, WideFanWithDirectKnowledge) {
+  // Fork-join over 2,100 streams: dense vector clocks would cost more than the
+  // default budget ((n + E + streams) x streams > 2^24), so streams learn only
+  // from their own waits; without a binding limit that is still exact.
   Edges e;
-  const uint32_t k = 3000;
+  const uint32_t k = 2100;
   for (uint32_t v = 1; v <= k; v++) {
     e.emplace_back(0, v);
     e.emplace_back(v, k + 1);
@@ -124,8 +126,24 @@ TEST(ScheduleScale, WideFanUsesDirectKnowledge) {
   ASSERT_EQ(build(d, kUnlimited, s), SG_OK) << sg_last_error();
   EXPECT_EQ(s->stream_count, k);
   EXPECT_EQ(s->wait_count, 2 * (k - 1));
-  EXPECT_TRUE(s->waits_exact);  // direct knowledge is exact when the limit does not bind
-  check_schedule(d, s.s, kUnlimited, kNoMinimality);
+  EXPECT_TRUE(s->waits_exact);
+  // the replay check on a smaller fork-join through the same path
+  Edges small;
+  for (uint32_t v = 1; v <= 200; v++) {
+    small.emplace_back(0, v);
+    small.emplace_back(v, 201);
+  }
+  Dag f(202, small);
+  sg__plan_limits limits;
+  sg__plan_limits_default(&limits);
+  limits.clock_work = 0;
+  for (unsigned limit : {kUnlimited, 7u}) {
+    Schedule t;
+    ASSERT_EQ(build(f, limit, t, &limits), SG_OK) << sg_last_error();
+    EXPECT_EQ(t->waits_exact, limit == kUnlimited);
+    check_schedule(f, t.s, limit, kNoMinimality);
+    if (HasFatalFailure()) FAIL() << "limit " << limit;
+  }
 }
 
 TEST(ScheduleScale, TinyBudgetsAtScale) {
