@@ -14,7 +14,11 @@
  * the graph builders call cudaMemcpyAsync / memcpy nodes directly), nor do
  * host->host copies (host work, cuda_work.c).
  *
- * For now the driver's own pageable path is used:
+ * Staging decides (src/staging/cuda_staging.h; edits here by the staging
+ * engineer, marked "staging:"): a candidate copy (pageable memory on one
+ * side, device memory on the other) is staged through the pinned pool or
+ * copied through a registered buffer, by policy; everything else, and the
+ * DIRECT route, takes the driver's own pageable path:
  * - streams mode: cudaMemcpyAsync. From a pageable source the driver copies
  *   the source when the call is made, not when the stream gets there, so
  *   the stream is first synchronised: otherwise data written by an earlier
@@ -29,10 +33,10 @@
  *   the same node through here, so both builds share one path. */
 #include "cuda/cuda_call.h"
 #include "cuda/cuda_exec.h"
+#include "staging/cuda_staging.h" /* staging: the pinned ring and the registration cache */
 
-cudaError_t sg__cuda_pageable_copy_enqueue(sg__cuda_state *b, const sg__copy *c,
-                                           cudaStream_t stream, const char **call) {
-  (void)b;
+/* The driver's own pageable path in a stream (see above). */
+static cudaError_t driver_enqueue(const sg__copy *c, cudaStream_t stream, const char **call) {
   if (c->src_memory == SG_MEMORY_HOST_PAGEABLE) {
     /* Unless a caller is capturing this launch into its own graph, where a
      * synchronisation is illegal and the memcpy node runs in graph order. */
@@ -49,11 +53,43 @@ cudaError_t sg__cuda_pageable_copy_enqueue(sg__cuda_state *b, const sg__copy *c,
   return SG_CUDA(cudaMemcpyAsync(c->dst, c->src, c->bytes, cudaMemcpyDefault, stream));
 }
 
+sg_status sg__cuda_pageable_copy_enqueue(sg__cuda_state *b, uint32_t index, cudaStream_t stream,
+                                         const char *fn, char *msg, size_t cap) {
+  int taken = 0; /* staging: a staged or registered copy */
+  sg_status st = sg__staging_cuda_enqueue(b->staging, index, stream, fn, &taken);
+  if (taken) {
+    if (st) sg__format(msg, cap, "%s", sg_last_error());
+    return st;
+  }
+  const char *call = "";
+  cudaError_t err = driver_enqueue(&b->exec->snap.nodes[index].u.copy, stream, &call);
+  if (err == cudaSuccess) return SG_OK;
+  char where[SG__LABEL_BYTES + 64];
+  sg__cuda_format(msg, cap, err, call, sg__cuda_where(b, fn, index, where));
+  return SG_ERR_CUDA;
+}
+
+/* staging: the node index of `c`. The builders pass the snapshot's own copy
+ * (a rebuild swaps new parameters into the snapshot's node); anything else
+ * is UINT32_MAX, which staging leaves to the driver's path. */
+static uint32_t index_of_copy(const sg__cuda_state *b, const sg__copy *c) {
+  const sg__node *nodes = b->exec->snap.nodes;
+  uint32_t n = b->exec->snap.node_count;
+  if (!nodes || n == 0) return UINT32_MAX;
+  uintptr_t base = (uintptr_t)&nodes[0].u.copy, p = (uintptr_t)c;
+  if (p < base) return UINT32_MAX;
+  size_t i = (size_t)(p - base) / sizeof(sg__node);
+  return i < n && &nodes[i].u.copy == c ? (uint32_t)i : UINT32_MAX;
+}
+
 cudaError_t sg__cuda_pageable_copy_add_node(sg__cuda_state *b, const sg__copy *c,
                                             cudaGraph_t graph, const cudaGraphNode_t *deps,
                                             size_t dep_count, cudaGraphNode_t *node,
                                             const char **call) {
-  (void)b;
+  int taken = 0; /* staging: a child graph for a staged copy, a held registration */
+  cudaError_t err = sg__staging_cuda_add_node(b->staging, index_of_copy(b, c), c, graph, deps,
+                                              dep_count, node, call, &taken);
+  if (taken) return err;
   *call = "cudaGraphAddMemcpyNode1D";
   return SG_CUDA(cudaGraphAddMemcpyNode1D(node, graph, deps, dep_count, c->dst, c->src, c->bytes,
                                           cudaMemcpyDefault));
@@ -62,7 +98,14 @@ cudaError_t sg__cuda_pageable_copy_add_node(sg__cuda_state *b, const sg__copy *c
 cudaError_t sg__cuda_pageable_copy_set_node(sg__cuda_state *b, const sg__copy *c,
                                             cudaGraphExec_t exec, cudaGraphNode_t node,
                                             const char **call) {
-  (void)b;
+  /* staging: a staged copy's ring and pointers are baked into the graph;
+   * staging answers cudaErrorNotSupported when it must be rebuilt. */
+  uint32_t index = UINT32_MAX;
+  for (uint32_t i = 0; i < b->s->node_count && index == UINT32_MAX; i++)
+    if (b->g.nodes[i] == node) index = i;
+  int taken = 0;
+  cudaError_t err = sg__staging_cuda_set_node(b->staging, index, c, call, &taken);
+  if (taken) return err;
   *call = "cudaGraphExecMemcpyNodeSetParams1D";
   return SG_CUDA(cudaGraphExecMemcpyNodeSetParams1D(exec, node, c->dst, c->src, c->bytes,
                                                     cudaMemcpyDefault));

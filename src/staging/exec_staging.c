@@ -35,6 +35,11 @@ static int pageable_side(const sg__staging *st, sg_memory_kind kind, const void 
   return kind == SG_MEMORY_HOST_PINNED && sg__reg_covers(st->on_cuda, p, n);
 }
 
+int sg__staging_cache_pinned(const sg__copy *c) {
+  return (c->src_memory == SG_MEMORY_HOST_PINNED && sg__reg_covers(1, c->src, c->bytes)) ||
+         (c->dst_memory == SG_MEMORY_HOST_PINNED && sg__reg_covers(1, c->dst, c->bytes));
+}
+
 sg__stage_dir sg__staging_classify(const sg__staging *st, const sg__copy *c) {
   if (!st) return SG__STAGE_NONE;
   sg__stage_dir dir = SG__STAGE_NONE;

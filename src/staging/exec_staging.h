@@ -91,6 +91,11 @@ sg__stage_dir sg__staging_classify(const sg__staging *st, const sg__copy *c);
 /* The direction of node `index` as the snapshot has it (st may be NULL). */
 sg__stage_dir sg__staging_candidate(const sg__staging *st, uint32_t index);
 
+/* 1 if a host side of `c` is pinned only because the CUDA registration
+ * cache pinned it: the CUDA backend then routes it to the staging seam like
+ * pageable memory, so that it stays under the cache's in-flight rules. */
+int sg__staging_cache_pinned(const sg__copy *c);
+
 /* Persistent regime: makes sure a state exists for node `index` with the
  * parameters of `c` (nothing when `c` is no candidate). Messages prefixed
  * `where`. */
