@@ -1,7 +1,8 @@
 /* The CUDA backend's entry points (sg__backend_ops): creation and node
  * checks, dispatch to streams or graph mode, waiting, querying, parameter
- * updates and traces. Every entry point makes the executable's device
- * current for its CUDA calls and restores the caller's device after. */
+ * updates and traces. Entry points that create, enqueue or change CUDA work
+ * make the executable's device current and restore the caller's after;
+ * waits and queries need no current device. */
 #include <stdio.h>
 
 #include "core/cuda_hooks.h"
@@ -39,9 +40,9 @@ sg_status sg__cuda_wait_idle(sg__cuda_state *b, const char *fn) {
     sg__cuda_work_reap(b);
     return SG_OK;
   }
-  int previous;
-  sg_status st = sg__cuda_enter(b->device, &previous, fn);
-  if (st) return st;
+  /* Streams and events carry their device: no need to make it current,
+   * which also keeps a sticky error from failing the wait before it can
+   * be recorded on the executable. */
   cudaError_t err = cudaSuccess;
   const char *call = "cudaStreamSynchronize";
   for (uint32_t i = 0; b->interrupted && i < b->stream_count && err == cudaSuccess; i++)
@@ -56,7 +57,6 @@ sg_status sg__cuda_wait_idle(sg__cuda_state *b, const char *fn) {
     drain(b);
   }
   now_idle(b);
-  sg__cuda_leave(b->device, previous);
   return SG_OK;
 }
 
@@ -75,17 +75,13 @@ static sg_status cuda_query(sg_exec *exec) {
   static const char fn[] = "sg_exec_query";
   sg__cuda_state *b = exec->backend;
   if (!b->busy_done && !b->busy_stream && !b->interrupted) return SG_OK;
-  int previous;
-  sg_status st = sg__cuda_enter(b->device, &previous, fn);
-  if (st) return st;
-  cudaError_t err = cudaSuccess;
+  cudaError_t err = cudaSuccess; /* no device switch needed, as in waits */
   for (uint32_t i = 0; b->interrupted && i < b->stream_count && err == cudaSuccess; i++)
     err = query_one(b->streams[i], NULL);
   if (err == cudaSuccess && b->busy_stream) err = query_one(b->streams[0], NULL);
   if (err == cudaSuccess && b->busy_done) err = query_one(NULL, b->done);
   if (err == cudaErrorNotReady) {
     cudaGetLastError();
-    sg__cuda_leave(b->device, previous);
     return SG_NOT_READY;
   }
   if (err != cudaSuccess) {
@@ -93,7 +89,6 @@ static sg_status cuda_query(sg_exec *exec) {
     drain(b);
   }
   now_idle(b);
-  sg__cuda_leave(b->device, previous);
   return SG_OK;
 }
 
