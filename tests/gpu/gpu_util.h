@@ -53,9 +53,15 @@ inline std::string mode_name(const ::testing::TestParamInfo<ModeCase> &info) {
   return info.param.name;
 }
 
+// The CUDA backend's own paths: pageable copies go to the driver
+// (SG_STAGING_NONE), so that these tests do not depend on pinned staging,
+// whose process-wide pool and registration cache keep memory between tests
+// (tests/staging covers them; gpu_nodes_test runs one case with the
+// default policy).
 inline sg_exec_options cuda_options(const ModeCase &m, unsigned max_streams = 0) {
   sg_exec_options o;
   sg_exec_options_init(&o);
+  o.staging.policy = SG_STAGING_NONE;
   o.backend = SG_BACKEND_CUDA;
   o.mode = m.mode;
   o.build = m.build;
