@@ -49,6 +49,19 @@ TEST_P(PipelineGpu, OutputsEqualReference) {
   ctx.chain = &chain;
   ctx.rec.batches = &batches;
   sg_pipeline_options o = pipetest::chain_options(&ctx, depth, mode);
+  // Pageable copies are staged through pinned chunks of a pool of this
+  // test's own (the default pool lives as long as the process, which the
+  // leak check would see).
+  sg_pinned_pool *pool = nullptr;
+  if (!pinned) {
+    sg_pinned_pool_options po;
+    sg_pinned_pool_options_init(&po);
+    po.slab_bytes = 32u << 20;
+    po.max_bytes = 256u << 20;
+    SG_ASSERT_OK(sg_pinned_pool_create(&po, &pool));
+    o.exec.staging.pool = pool;
+    o.exec.staging.policy = SG_STAGING_STAGE;
+  }
   sg_pipeline *p = nullptr;
   SG_ASSERT_OK(sg_pipeline_create(chain.g, &o, &p));
   for (int round = 0; round < 2; round++) { // twice: the second run reuses every instance
@@ -81,6 +94,7 @@ TEST_P(PipelineGpu, OutputsEqualReference) {
   if (mode == SG_MODE_GRAPH) EXPECT_GT(s.in_place_updates, 0u) << "graph mode updates in place";
   SG_ASSERT_OK(sg_pipeline_destroy(p));
   EXPECT_EQ(ctx.counters.teardowns, static_cast<int>(depth));
+  if (pool) SG_EXPECT_OK(sg_pinned_pool_destroy(pool));
 }
 
 INSTANTIATE_TEST_SUITE_P(
