@@ -1,9 +1,7 @@
 /* Pipelines: finding out that batches are done and reporting them, in batch
  * order, exactly once; stopping on the first failure. */
 #include <inttypes.h>
-#include <string.h>
 
-#include "core/sys.h"
 #include "pipeline/pipeline_internal.h"
 
 void sg__pipeline_stop(sg_pipeline *p, uint64_t batch, unsigned instance, sg_status status) {
