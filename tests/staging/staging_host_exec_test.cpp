@@ -31,13 +31,21 @@ struct Chain {
   std::atomic<int> launch{0}, bad{0}, checked{0};
   sg_node prep{}, up{}, down{}, check{};
 
+  // Host buffers with a spare page on each side: the pages around a buffer
+  // (what a registration pins) then belong to it alone, whatever the heap
+  // layout, so that registering one never overlaps the other.
+  static constexpr size_t kPad = 3 * 4096;
+  static uint8_t *inside(std::vector<uint8_t> &v) {
+    uintptr_t p = (reinterpret_cast<uintptr_t>(v.data()) + 4096 + 4095) & ~uintptr_t(4095);
+    return reinterpret_cast<uint8_t *>(p);
+  }
   Chain(size_t n, size_t so = 0, size_t dof = 0)
-      : bytes(n), src_off(so), dst_off(dof), src_buf(n + so), dst_buf(n + dof) {
+      : bytes(n), src_off(so), dst_off(dof), src_buf(n + so + kPad), dst_buf(n + dof + kPad) {
     EXPECT_EQ(sg_mem_alloc(SG_BACKEND_HOST, SG_MEMORY_DEVICE, 0, n + 64, &dev), SG_OK);
   }
   ~Chain() { sg_mem_free(dev); }
-  uint8_t *src() { return src_buf.data() + src_off; }
-  uint8_t *dst() { return dst_buf.data() + dst_off; }
+  uint8_t *src() { return inside(src_buf) + src_off; }
+  uint8_t *dst() { return inside(dst_buf) + dst_off; }
   uint8_t *device() { return static_cast<uint8_t *>(dev) + 3; } // unaligned too
 
   static int prepare(void *p) {
@@ -220,10 +228,10 @@ TEST_P(StagingHostExec, SetCopyBetweenLaunches) {
   SG_ASSERT_OK(sg_exec_wait(e));
   // Same chain, other buffers, other size: the verify callback reads the
   // chain's fields, so move the chain's view with the nodes.
-  std::vector<uint8_t> src2(70 * KiB + 1), dst2(70 * KiB + 1);
+  std::vector<uint8_t> src2(70 * KiB + 1 + Chain::kPad), dst2(70 * KiB + 1 + Chain::kPad);
   a.src_buf.swap(src2);
   a.dst_buf.swap(dst2);
-  a.bytes = a.src_buf.size();
+  a.bytes = 70 * KiB + 1;
   a.src_off = a.dst_off = 0;
   sg_copy_desc u = {a.device(), a.src(), a.bytes, SG_COPY_HOST_TO_DEVICE, nullptr};
   void *dev2 = nullptr;
