@@ -30,7 +30,8 @@ typedef struct sg__schedule {
   int32_t *record_event;     /* node -> event recorded right after it, or -1 */
   uint32_t *event_node;      /* event -> the node it is recorded after */
   uint32_t *red_start;       /* node_count + 1: successors after transitive reduction */
-  uint32_t *red_succ;        /* (or all edges, when the reduction was too costly) */
+  uint32_t *red_succ;        /* (ascending; when reduction_exact is 0, some redundant edges
+                                remain: still the same reachability) */
   size_t reduced_edge_count;
   size_t width;              /* DAG width (exact or a lower bound) */
   int width_exact;
