@@ -111,6 +111,7 @@ sg_status sg_exec_destroy(sg_exec *exec) {
   exec->ops->destroy(exec);
   sg__plan_free(exec->plan);
   sg__snapshot_free(&exec->snap);
+  sg__free(exec->arg_spare.blob);
   sg__mutex_destroy(&exec->lock);
   sg__free(exec);
   return SG_OK;
@@ -132,10 +133,8 @@ void sg__exec_fail(sg_exec *exec, sg_status status, const char *fmt, ...) {
 }
 
 int sg__exec_has_failed(sg_exec *exec) {
-  sg__mutex_lock(&exec->lock);
-  int failed = exec->failed;
-  sg__mutex_unlock(&exec->lock);
-  return failed;
+  /* Set (under the lock) after the status and message are written. */
+  return atomic_load(&exec->failed);
 }
 
 void sg__exec_count_rebuild(sg_exec *exec) {

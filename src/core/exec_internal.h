@@ -3,6 +3,7 @@
 #define SG_CORE_EXEC_INTERNAL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "core/error.h"
@@ -47,10 +48,11 @@ struct sg_exec {
   sg__snapshot snap;           /* the graph as it was (nodes are updated in place) */
   sg_plan *plan;               /* owned */
   uint32_t update_serial;      /* serial of the last graph given to sg_exec_update */
+  sg__arg_spare arg_spare;     /* recycled kernel argument block (sg_exec_set_kernel) */
 
   pthread_mutex_t lock;        /* guards what follows: backends' threads write it */
   sg_exec_stats stats;
-  int failed;
+  atomic_int failed;           /* also read without the lock, on every launch and update */
   sg_status fail_status;
   char fail_message[SG_ERROR_MESSAGE_BYTES];
 };

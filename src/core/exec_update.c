@@ -11,32 +11,35 @@
 
 /* Finds the node a handle names in the executable and checks its kind. A
  * handle of the graph the executable was made from, or of the graph last
- * given to sg_exec_update, is accepted. */
+ * given to sg_exec_update, is accepted. Nothing is formatted unless a check
+ * fails: this is the path of every per-batch parameter change. */
 static sg_status exec_target(sg_exec *exec, sg_node node, sg__node_kind kind, const char *fn,
-                             uint32_t *index, char where[SG__LABEL_BYTES + 64]) {
+                             uint32_t *index) {
   sg_status st = sg__handle_check(exec, SG__HANDLE_EXEC, fn, "exec");
   if (st) return st;
   uint32_t serial = (uint32_t)(node.opaque >> 32);
   if (serial != exec->snap.graph_serial) serial = exec->update_serial;
   st = sg__node_resolve(node, serial, exec->snap.node_count, fn, "node", index);
   if (st) return st;
-  char label[SG__LABEL_BYTES];
   const sg__node *n = &exec->snap.nodes[*index];
-  snprintf(where, SG__LABEL_BYTES + 64, "%s: node %s", fn, sg__node_label(n, *index, label));
+  char label[SG__LABEL_BYTES];
   if (n->kind != kind)
-    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s is a %s node, not a %s node", where,
-                    sg__node_kind_name(n->kind), sg__node_kind_name(kind));
+    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: node %s is a %s node, not a %s node", fn,
+                    sg__node_label(n, *index, label), sg__node_kind_name(n->kind),
+                    sg__node_kind_name(kind));
   if (sg__exec_has_failed(exec))
-    return sg__fail(SG_ERR_EXEC_FAILED, "%s: refused: an earlier launch failed", where);
+    return sg__fail(SG_ERR_EXEC_FAILED, "%s: node %s: refused: an earlier launch failed", fn,
+                    sg__node_label(n, *index, label));
   return SG_OK;
 }
 
-/* Hands `fresh` to the backend, then moves it into the snapshot. */
+/* Hands `fresh` to the backend, then moves it into the snapshot (a kernel's
+ * replaced argument block is kept as the spare for the next update). */
 static sg_status apply(sg_exec *exec, uint32_t index, sg__node *fresh) {
   int in_place = 0;
   sg_status st = exec->ops->update_node(exec, index, fresh, &in_place);
   if (st) return st;
-  sg__node_replace(&exec->snap.nodes[index], fresh);
+  sg__node_replace_keeping(&exec->snap.nodes[index], fresh, &exec->arg_spare);
   sg__mutex_lock(&exec->lock);
   exec->stats.param_updates++;
   exec->stats.in_place_updates += in_place != 0;
@@ -44,23 +47,37 @@ static sg_status apply(sg_exec *exec, uint32_t index, sg__node *fresh) {
   return SG_OK;
 }
 
-#define SET_EXEC_NODE(fn_name, desc_type, builder, kind)                                     \
+/* Gives a failed update's argument block back as the spare, or frees it. */
+static void discard(sg_exec *exec, sg__node *fresh) {
+  if (fresh->kind == SG__NODE_KERNEL && !exec->arg_spare.blob && fresh->u.kernel.arg_ptrs) {
+    exec->arg_spare = (sg__arg_spare){fresh->u.kernel.arg_ptrs, fresh->u.kernel.arg_blob_bytes};
+    fresh->u.kernel.arg_ptrs = NULL;
+  }
+  sg__node_free(fresh);
+}
+
+#define SET_EXEC_NODE(fn_name, desc_type, build, kind)                                       \
   sg_status fn_name(sg_exec *exec, sg_node node, const desc_type *desc) {                   \
     uint32_t index;                                                                         \
-    char where[SG__LABEL_BYTES + 64];                                                       \
-    sg_status st = exec_target(exec, node, kind, #fn_name, &index, where);                  \
+    sg_status st = exec_target(exec, node, kind, #fn_name, &index);                         \
     if (st) return st;                                                                      \
+    sg__where where = {#fn_name, NULL, NULL, &exec->snap.nodes[index], index};              \
     sg__node fresh;                                                                         \
-    if ((st = builder(desc, where, &fresh))) return st;                                     \
+    if ((st = build)) return st;                                                            \
     st = apply(exec, index, &fresh);                                                        \
-    sg__node_free(&fresh);                                                                  \
+    discard(exec, &fresh);                                                                  \
     return st;                                                                              \
   }
 
-SET_EXEC_NODE(sg_exec_set_kernel, sg_kernel_desc, sg__node_from_kernel, SG__NODE_KERNEL)
-SET_EXEC_NODE(sg_exec_set_copy, sg_copy_desc, sg__node_from_copy, SG__NODE_COPY)
-SET_EXEC_NODE(sg_exec_set_memset, sg_memset_desc, sg__node_from_memset, SG__NODE_MEMSET)
-SET_EXEC_NODE(sg_exec_set_host, sg_host_desc, sg__node_from_host, SG__NODE_HOST)
+SET_EXEC_NODE(sg_exec_set_kernel, sg_kernel_desc,
+              sg__node_from_kernel_reusing(desc, &where, &exec->arg_spare, &fresh),
+              SG__NODE_KERNEL)
+SET_EXEC_NODE(sg_exec_set_copy, sg_copy_desc, sg__node_from_copy(desc, &where, &fresh),
+              SG__NODE_COPY)
+SET_EXEC_NODE(sg_exec_set_memset, sg_memset_desc, sg__node_from_memset(desc, &where, &fresh),
+              SG__NODE_MEMSET)
+SET_EXEC_NODE(sg_exec_set_host, sg_host_desc, sg__node_from_host(desc, &where, &fresh),
+              SG__NODE_HOST)
 
 /* Same topology: push each changed node through the backend. */
 static sg_status update_params(sg_exec *exec, sg__snapshot *fresh) {

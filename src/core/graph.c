@@ -91,26 +91,15 @@ oom:
   return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
 }
 
-/* "sg_graph_add_kernel: kernel 'name'" or "sg_graph_add_kernel: kernel #7". */
-static void describe_new(char *buf, size_t cap, const char *fn, const char *kind,
-                         const char *name, uint32_t index) {
-  if (name)
-    snprintf(buf, cap, "%s: %s '%.*s'", fn, kind, 64, name);
-  else
-    snprintf(buf, cap, "%s: %s #%u", fn, kind, index);
-}
-
 #define ADD_NODE(fn_name, desc_type, builder, kind_text)                                     \
   sg_status fn_name(sg_graph *graph, const desc_type *desc, const sg_node *deps,            \
                     size_t dep_count, sg_node *out) {                                       \
     sg_status st = sg__handle_check(graph, SG__HANDLE_GRAPH, #fn_name, "graph");            \
     if (!st) st = check_deps(graph, deps, dep_count, #fn_name);                            \
     if (st) return st;                                                                      \
-    char where[128];                                                                        \
-    describe_new(where, sizeof where, #fn_name, kind_text, desc ? desc->name : NULL,        \
-                 graph->node_count);                                                        \
+    sg__where where = {#fn_name, kind_text, desc ? desc->name : NULL, NULL, graph->node_count}; \
     sg__node node;                                                                          \
-    st = builder(desc, where, &node);                                                       \
+    st = builder(desc, &where, &node);                                                      \
     if (st) return st;                                                                      \
     return append_node(graph, &node, deps, dep_count, out, #fn_name);                       \
   }
@@ -126,10 +115,9 @@ sg_status sg_graph_add_empty(sg_graph *graph, const char *name, const sg_node *d
   sg_status st = sg__handle_check(graph, SG__HANDLE_GRAPH, __func__, "graph");
   if (!st) st = check_deps(graph, deps, dep_count, __func__);
   if (st) return st;
-  char where[128];
-  describe_new(where, sizeof where, __func__, "empty", name, graph->node_count);
+  sg__where where = {__func__, "empty", name, NULL, graph->node_count};
   sg__node node;
-  st = sg__node_empty(name, where, &node);
+  st = sg__node_empty(name, &where, &node);
   if (st) return st;
   return append_node(graph, &node, deps, dep_count, out, __func__);
 }
@@ -153,27 +141,28 @@ sg_status sg_graph_add_edge(sg_graph *graph, sg_node from, sg_node to) {
 
 /* Resolves `node` for an edit and checks it is of `kind`. */
 static sg_status edit_target(sg_graph *graph, sg_node node, sg__node_kind kind, const char *fn,
-                             uint32_t *index, char where[SG__LABEL_BYTES + 64]) {
+                             uint32_t *index) {
   sg_status st = sg__handle_check(graph, SG__HANDLE_GRAPH, fn, "graph");
   if (!st) st = sg__node_resolve(node, graph->serial, graph->node_count, fn, "node", index);
   if (st) return st;
-  char label[SG__LABEL_BYTES];
   const sg__node *n = &graph->nodes[*index];
-  snprintf(where, SG__LABEL_BYTES + 64, "%s: node %s", fn, sg__node_label(n, *index, label));
-  if (n->kind != kind)
-    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s is a %s node, not a %s node", where,
-                    sg__node_kind_name(n->kind), sg__node_kind_name(kind));
+  if (n->kind != kind) {
+    char label[SG__LABEL_BYTES];
+    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: node %s is a %s node, not a %s node", fn,
+                    sg__node_label(n, *index, label), sg__node_kind_name(n->kind),
+                    sg__node_kind_name(kind));
+  }
   return SG_OK;
 }
 
 #define SET_NODE(fn_name, desc_type, builder, kind)                                          \
   sg_status fn_name(sg_graph *graph, sg_node node, const desc_type *desc) {                 \
     uint32_t index;                                                                         \
-    char where[SG__LABEL_BYTES + 64];                                                       \
-    sg_status st = edit_target(graph, node, kind, #fn_name, &index, where);                 \
+    sg_status st = edit_target(graph, node, kind, #fn_name, &index);                        \
     if (st) return st;                                                                      \
+    sg__where where = {#fn_name, NULL, NULL, &graph->nodes[index], index};                  \
     sg__node fresh;                                                                         \
-    st = builder(desc, where, &fresh);                                                      \
+    st = builder(desc, &where, &fresh);                                                     \
     if (st) return st;                                                                      \
     sg__node_replace(&graph->nodes[index], &fresh);                                         \
     sg__node_free(&fresh);                                                                  \

@@ -1,6 +1,7 @@
 /* Nodes: validating descriptors, storing nodes, copying and freeing them. */
 #include "core/node.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -23,14 +24,34 @@ const char *sg__node_label(const sg__node *node, uint32_t index, char buf[SG__LA
   return buf;
 }
 
-static sg_status copy_name(const char *name, const char *where, char **out) {
+const char *sg__where_text(const sg__where *w, char buf[SG__WHERE_BYTES]) {
+  char label[SG__LABEL_BYTES];
+  if (w->kind && w->name)
+    snprintf(buf, SG__WHERE_BYTES, "%s: %s '%.64s'", w->fn, w->kind, w->name);
+  else if (w->kind)
+    snprintf(buf, SG__WHERE_BYTES, "%s: %s #%u", w->fn, w->kind, w->index);
+  else
+    snprintf(buf, SG__WHERE_BYTES, "%s: node %s", w->fn, sg__node_label(w->node, w->index, label));
+  return buf;
+}
+
+/* Fails with a message prefixed by where the validation happened. */
+static sg_status SG_PRINTF(3, 4) fail_at(const sg__where *w, sg_status st, const char *fmt, ...) {
+  char prefix[SG__WHERE_BYTES], what[SG_ERROR_MESSAGE_BYTES];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  return sg__fail(st, "%s: %s", sg__where_text(w, prefix), what);
+}
+
+static sg_status copy_name(const char *name, const sg__where *where, char **out) {
   *out = NULL;
   if (!name) return SG_OK;
   if (strlen(name) > SG_MAX_NAME_BYTES)
-    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: name longer than %u bytes", where,
-                    SG_MAX_NAME_BYTES);
+    return fail_at(where, SG_ERR_INVALID_ARGUMENT, "name longer than %u bytes", SG_MAX_NAME_BYTES);
   *out = sg__strdup(name);
-  if (!*out) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory copying the name", where);
+  if (!*out) return fail_at(where, SG_ERR_OUT_OF_MEMORY, "out of memory copying the name");
   return SG_OK;
 }
 
@@ -64,18 +85,18 @@ static int side_fits(sg_memory_kind kind, int want_device) {
   return want_device ? sg__memory_is_device(kind) : sg__memory_is_host(kind);
 }
 
-sg_status sg__node_from_copy(const sg_copy_desc *desc, const char *where, sg__node *out) {
-  if (!desc) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: descriptor is NULL", where);
-  if (!desc->dst) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: dst is NULL", where);
-  if (!desc->src) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: src is NULL", where);
-  if (desc->bytes == 0) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: bytes is 0", where);
+sg_status sg__node_from_copy(const sg_copy_desc *desc, const sg__where *where, sg__node *out) {
+  if (!desc) return fail_at(where, SG_ERR_INVALID_ARGUMENT, "descriptor is NULL");
+  if (!desc->dst) return fail_at(where, SG_ERR_INVALID_ARGUMENT, "dst is NULL");
+  if (!desc->src) return fail_at(where, SG_ERR_INVALID_ARGUMENT, "src is NULL");
+  if (desc->bytes == 0) return fail_at(where, SG_ERR_INVALID_ARGUMENT, "bytes is 0");
   if ((unsigned)desc->kind > SG_COPY_HOST_TO_HOST)
-    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: copy kind %d is not an sg_copy_kind", where,
+    return fail_at(where, SG_ERR_INVALID_ARGUMENT, "copy kind %d is not an sg_copy_kind",
                     (int)desc->kind);
   const char *d = desc->dst;
   const char *s = desc->src;
   if ((d < s && s < d + desc->bytes) || (s <= d && d < s + desc->bytes))
-    return sg__fail(SG_ERR_INVALID_COPY, "%s: source and destination overlap", where);
+    return fail_at(where, SG_ERR_INVALID_COPY, "source and destination overlap");
 
   sg_memory_kind dst_mem = sg__memory_classify(desc->dst);
   sg_memory_kind src_mem = sg__memory_classify(desc->src);
@@ -88,10 +109,10 @@ sg_status sg__node_from_copy(const sg_copy_desc *desc, const char *where, sg__no
   int src_wants_device = kind == SG_COPY_DEVICE_TO_HOST || kind == SG_COPY_DEVICE_TO_DEVICE;
   int dst_wants_device = kind == SG_COPY_HOST_TO_DEVICE || kind == SG_COPY_DEVICE_TO_DEVICE;
   if (!side_fits(src_mem, src_wants_device))
-    return sg__fail(SG_ERR_INVALID_COPY, "%s: %s copy but the source %p is %s", where,
+    return fail_at(where, SG_ERR_INVALID_COPY, "%s copy but the source %p is %s",
                     copy_kind_text(kind), desc->src, memory_text(src_mem));
   if (!side_fits(dst_mem, dst_wants_device))
-    return sg__fail(SG_ERR_INVALID_COPY, "%s: %s copy but the destination %p is %s", where,
+    return fail_at(where, SG_ERR_INVALID_COPY, "%s copy but the destination %p is %s",
                     copy_kind_text(kind), desc->dst, memory_text(dst_mem));
 
   char *name;
@@ -110,53 +131,46 @@ sg_status sg__node_from_copy(const sg_copy_desc *desc, const char *where, sg__no
 
 static size_t align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
-static sg_status check_shape(const sg_kernel_desc *desc, const char *where) {
+static sg_status check_shape(const sg_kernel_desc *desc, const sg__where *where) {
   const sg_dim3 g = desc->grid, b = desc->block;
   if (!g.x || !g.y || !g.z)
-    return sg__fail(SG_ERR_INVALID_LAUNCH, "%s: grid (%u,%u,%u) has a zero dimension", where,
+    return fail_at(where, SG_ERR_INVALID_LAUNCH, "grid (%u,%u,%u) has a zero dimension",
                     g.x, g.y, g.z);
   if (!b.x || !b.y || !b.z)
-    return sg__fail(SG_ERR_INVALID_LAUNCH, "%s: block (%u,%u,%u) has a zero dimension", where,
+    return fail_at(where, SG_ERR_INVALID_LAUNCH, "block (%u,%u,%u) has a zero dimension",
                     b.x, b.y, b.z);
   unsigned long long threads = (unsigned long long)b.x * b.y * b.z;
   if (threads > SG_MAX_BLOCK_THREADS || b.z > SG_MAX_BLOCK_Z)
-    return sg__fail(SG_ERR_INVALID_LAUNCH,
-                    "%s: block (%u,%u,%u) has %llu threads; at most %u threads and block.z <= %u",
-                    where, b.x, b.y, b.z, threads, SG_MAX_BLOCK_THREADS, SG_MAX_BLOCK_Z);
+    return fail_at(where, SG_ERR_INVALID_LAUNCH, "block (%u,%u,%u) has %llu threads; at most %u threads and block.z <= %u", b.x, b.y, b.z, threads, SG_MAX_BLOCK_THREADS, SG_MAX_BLOCK_Z);
   if (g.x > SG_MAX_GRID_X || g.y > SG_MAX_GRID_YZ || g.z > SG_MAX_GRID_YZ)
-    return sg__fail(SG_ERR_INVALID_LAUNCH,
-                    "%s: grid (%u,%u,%u) too large (x <= %u, y and z <= %u)", where, g.x, g.y,
+    return fail_at(where, SG_ERR_INVALID_LAUNCH, "grid (%u,%u,%u) too large (x <= %u, y and z <= %u)", g.x, g.y,
                     g.z, SG_MAX_GRID_X, SG_MAX_GRID_YZ);
   if (desc->shared_bytes > SG_MAX_SHARED_BYTES)
-    return sg__fail(SG_ERR_INVALID_LAUNCH, "%s: %zu bytes of dynamic shared memory; at most %u",
-                    where, desc->shared_bytes, SG_MAX_SHARED_BYTES);
+    return fail_at(where, SG_ERR_INVALID_LAUNCH, "%zu bytes of dynamic shared memory; at most %u", desc->shared_bytes, SG_MAX_SHARED_BYTES);
   if ((unsigned)desc->func_kind > SG_KERNEL_CUDA_KERNEL)
-    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: func_kind %d is not an sg_kernel_func_kind",
-                    where, (int)desc->func_kind);
+    return fail_at(where, SG_ERR_INVALID_ARGUMENT, "func_kind %d is not an sg_kernel_func_kind", (int)desc->func_kind);
   if (!desc->func && !desc->host_twin)
-    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: neither func nor host_twin is set", where);
+    return fail_at(where, SG_ERR_INVALID_ARGUMENT, "neither func nor host_twin is set");
   return SG_OK;
 }
 
-static sg_status check_args(const sg_kernel_desc *desc, const char *where, size_t *blob_bytes) {
+static sg_status check_args(const sg_kernel_desc *desc, const sg__where *where, size_t *blob_bytes) {
   unsigned n = desc->arg_count;
   if (n > SG_MAX_KERNEL_ARGS)
-    return sg__fail(SG_ERR_INVALID_KERNEL_ARGS, "%s: %u arguments; at most %u", where, n,
+    return fail_at(where, SG_ERR_INVALID_KERNEL_ARGS, "%u arguments; at most %u", n,
                     SG_MAX_KERNEL_ARGS);
   if (n && (!desc->args || !desc->arg_sizes))
-    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: %u arguments but args or arg_sizes is NULL",
-                    where, n);
+    return fail_at(where, SG_ERR_INVALID_ARGUMENT, "%u arguments but args or arg_sizes is NULL", n);
   size_t total = 0, values = 0;
   for (unsigned i = 0; i < n; i++) {
     size_t sz = desc->arg_sizes[i];
     if (sz == 0)
-      return sg__fail(SG_ERR_INVALID_KERNEL_ARGS, "%s: argument %u has size 0", where, i);
+      return fail_at(where, SG_ERR_INVALID_KERNEL_ARGS, "argument %u has size 0", i);
     if (sz > SG_MAX_KERNEL_ARG_BYTES || total + sz > SG_MAX_KERNEL_ARG_BYTES)
-      return sg__fail(SG_ERR_INVALID_KERNEL_ARGS,
-                      "%s: arguments take more than %u bytes (argument %u is %zu bytes)", where,
+      return fail_at(where, SG_ERR_INVALID_KERNEL_ARGS, "arguments take more than %u bytes (argument %u is %zu bytes)",
                       SG_MAX_KERNEL_ARG_BYTES, i, sz);
     if (!desc->args[i])
-      return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: args[%u] is NULL", where, i);
+      return fail_at(where, SG_ERR_INVALID_ARGUMENT, "args[%u] is NULL", i);
     total += sz;
     values += align_up(sz, ARG_ALIGN);
   }
@@ -175,24 +189,29 @@ static void link_args(sg__kernel *k) {
   }
 }
 
-sg_status sg__node_from_kernel(const sg_kernel_desc *desc, const char *where, sg__node *out) {
-  if (!desc) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: descriptor is NULL", where);
+sg_status sg__node_from_kernel_reusing(const sg_kernel_desc *desc, const sg__where *where,
+                                       sg__arg_spare *spare, sg__node *out) {
+  if (!desc) return fail_at(where, SG_ERR_INVALID_ARGUMENT, "descriptor is NULL");
   size_t blob_bytes = 0;
   sg_status st = check_shape(desc, where);
   if (!st) st = check_args(desc, where, &blob_bytes);
   if (st) return st;
 
   void **blob = NULL;
-  if (desc->arg_count) {
+  if (desc->arg_count && spare && spare->blob && spare->bytes >= blob_bytes) {
+    blob = spare->blob;
+    blob_bytes = spare->bytes;
+  } else if (desc->arg_count) {
     blob = sg__aligned_alloc(ARG_ALIGN, blob_bytes);
-    if (!blob) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory for arguments", where);
+    if (!blob) return fail_at(where, SG_ERR_OUT_OF_MEMORY, "out of memory for arguments");
   }
   char *name;
   st = copy_name(desc->name, where, &name);
   if (st) {
-    sg__free(blob);
+    if (!spare || blob != spare->blob) sg__free(blob);
     return st;
   }
+  if (spare && blob && blob == spare->blob) *spare = (sg__arg_spare){NULL, 0};
   memset(out, 0, sizeof *out);
   out->kind = SG__NODE_KERNEL;
   out->name = name;
@@ -212,23 +231,26 @@ sg_status sg__node_from_kernel(const sg_kernel_desc *desc, const char *where, sg
   return SG_OK;
 }
 
+sg_status sg__node_from_kernel(const sg_kernel_desc *desc, const sg__where *where, sg__node *out) {
+  return sg__node_from_kernel_reusing(desc, where, NULL, out);
+}
+
 /* ---- memset, host, stream function, empty ------------------------------ */
 
-sg_status sg__node_from_memset(const sg_memset_desc *desc, const char *where, sg__node *out) {
-  if (!desc) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: descriptor is NULL", where);
-  if (!desc->dst) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: dst is NULL", where);
-  if (desc->count == 0) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: count is 0", where);
+sg_status sg__node_from_memset(const sg_memset_desc *desc, const sg__where *where, sg__node *out) {
+  if (!desc) return fail_at(where, SG_ERR_INVALID_ARGUMENT, "descriptor is NULL");
+  if (!desc->dst) return fail_at(where, SG_ERR_INVALID_ARGUMENT, "dst is NULL");
+  if (desc->count == 0) return fail_at(where, SG_ERR_INVALID_ARGUMENT, "count is 0");
   unsigned es = desc->element_size;
   if (es != 1 && es != 2 && es != 4)
-    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: element_size %u is not 1, 2 or 4", where, es);
+    return fail_at(where, SG_ERR_INVALID_ARGUMENT, "element_size %u is not 1, 2 or 4", es);
   if (es < 4 && desc->value >> (8 * es))
-    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: value 0x%x does not fit in %u byte(s)", where,
+    return fail_at(where, SG_ERR_INVALID_ARGUMENT, "value 0x%x does not fit in %u byte(s)",
                     desc->value, es);
   if ((uintptr_t)desc->dst % es)
-    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: dst %p is not aligned to element_size %u",
-                    where, desc->dst, es);
+    return fail_at(where, SG_ERR_INVALID_ARGUMENT, "dst %p is not aligned to element_size %u", desc->dst, es);
   if (desc->count > SIZE_MAX / es)
-    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: count %zu overflows", where, desc->count);
+    return fail_at(where, SG_ERR_INVALID_ARGUMENT, "count %zu overflows", desc->count);
   char *name;
   sg_status st = copy_name(desc->name, where, &name);
   if (st) return st;
@@ -240,9 +262,9 @@ sg_status sg__node_from_memset(const sg_memset_desc *desc, const char *where, sg
   return SG_OK;
 }
 
-sg_status sg__node_from_host(const sg_host_desc *desc, const char *where, sg__node *out) {
-  if (!desc) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: descriptor is NULL", where);
-  if (!desc->fn) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: fn is NULL", where);
+sg_status sg__node_from_host(const sg_host_desc *desc, const sg__where *where, sg__node *out) {
+  if (!desc) return fail_at(where, SG_ERR_INVALID_ARGUMENT, "descriptor is NULL");
+  if (!desc->fn) return fail_at(where, SG_ERR_INVALID_ARGUMENT, "fn is NULL");
   char *name;
   sg_status st = copy_name(desc->name, where, &name);
   if (st) return st;
@@ -253,18 +275,18 @@ sg_status sg__node_from_host(const sg_host_desc *desc, const char *where, sg__no
   return SG_OK;
 }
 
-sg_status sg__node_from_stream_fn(const sg_stream_fn_desc *desc, const char *where,
+sg_status sg__node_from_stream_fn(const sg_stream_fn_desc *desc, const sg__where *where,
                                   sg__node *out) {
-  if (!desc) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: descriptor is NULL", where);
+  if (!desc) return fail_at(where, SG_ERR_INVALID_ARGUMENT, "descriptor is NULL");
   if (!desc->fn && !desc->host_twin)
-    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: neither fn nor host_twin is set", where);
+    return fail_at(where, SG_ERR_INVALID_ARGUMENT, "neither fn nor host_twin is set");
   char *name;
   sg_status st = copy_name(desc->name, where, &name);
   if (st) return st;
   sg__stream_fn_payload *p = sg__malloc(sizeof *p);
   if (!p) {
     sg__free(name);
-    return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", where);
+    return fail_at(where, SG_ERR_OUT_OF_MEMORY, "out of memory");
   }
   atomic_init(&p->refs, 1);
   p->fn = desc->fn;
@@ -278,7 +300,7 @@ sg_status sg__node_from_stream_fn(const sg_stream_fn_desc *desc, const char *whe
   return SG_OK;
 }
 
-sg_status sg__node_empty(const char *name, const char *where, sg__node *out) {
+sg_status sg__node_empty(const char *name, const sg__where *where, sg__node *out) {
   char *copy;
   sg_status st = copy_name(name, where, &copy);
   if (st) return st;
@@ -329,7 +351,11 @@ void sg__node_free(sg__node *node) {
   node->name = NULL;
 }
 
-void sg__node_replace(sg__node *dst, sg__node *src) {
+void sg__node_replace_keeping(sg__node *dst, sg__node *src, sg__arg_spare *spare) {
+  if (spare && !spare->blob && dst->kind == SG__NODE_KERNEL && dst->u.kernel.arg_ptrs) {
+    *spare = (sg__arg_spare){dst->u.kernel.arg_ptrs, dst->u.kernel.arg_blob_bytes};
+    dst->u.kernel.arg_ptrs = NULL;
+  }
   release_params(dst);
   if (src->name) {
     sg__free(dst->name);
@@ -339,6 +365,8 @@ void sg__node_replace(sg__node *dst, sg__node *src) {
   src->name = NULL;
   memset(&src->u, 0, sizeof src->u);
 }
+
+void sg__node_replace(sg__node *dst, sg__node *src) { sg__node_replace_keeping(dst, src, NULL); }
 
 int sg__node_params_equal(const sg__node *a, const sg__node *b) {
   if (a->kind != b->kind) return 0;

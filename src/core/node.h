@@ -87,15 +87,43 @@ typedef struct sg__node {
 const char *sg__node_label(const sg__node *node, uint32_t index, char buf[SG__LABEL_BYTES]);
 const char *sg__node_kind_name(sg__node_kind kind);
 
-/* Validate a descriptor and build a node from it. `where` prefixes messages
- * ("sg_graph_add_kernel: kernel 'k'", "sg_exec_set_copy: node 'c' (#2)").
- * On failure *out is untouched and nothing is allocated. */
-sg_status sg__node_from_copy(const sg_copy_desc *desc, const char *where, sg__node *out);
-sg_status sg__node_from_kernel(const sg_kernel_desc *desc, const char *where, sg__node *out);
-sg_status sg__node_from_memset(const sg_memset_desc *desc, const char *where, sg__node *out);
-sg_status sg__node_from_host(const sg_host_desc *desc, const char *where, sg__node *out);
-sg_status sg__node_from_stream_fn(const sg_stream_fn_desc *desc, const char *where, sg__node *out);
-sg_status sg__node_empty(const char *name, const char *where, sg__node *out);
+/* Where a descriptor is being validated, for messages: a new node (`kind`,
+ * `name`, the index it would get) or an existing one (`node`, `index`).
+ * The text is made only when a message needs it, so that validation on the
+ * update path (sg_exec_set_*) costs no formatting. */
+typedef struct sg__where {
+  const char *fn;        /* the public function */
+  const char *kind;      /* a new node's kind ("kernel"), or NULL for an existing node */
+  const char *name;      /* a new node's name (may be NULL) */
+  const sg__node *node;  /* an existing node */
+  uint32_t index;
+} sg__where;
+
+#define SG__WHERE_BYTES (SG__LABEL_BYTES + 96)
+/* "sg_graph_add_kernel: kernel 'k'", "sg_exec_set_copy: node 'c' (#2)". */
+const char *sg__where_text(const sg__where *where, char buf[SG__WHERE_BYTES]);
+
+/* Validate a descriptor and build a node from it. On failure *out is
+ * untouched, nothing is allocated, and the message starts with `where`. */
+sg_status sg__node_from_copy(const sg_copy_desc *desc, const sg__where *where, sg__node *out);
+sg_status sg__node_from_kernel(const sg_kernel_desc *desc, const sg__where *where, sg__node *out);
+sg_status sg__node_from_memset(const sg_memset_desc *desc, const sg__where *where, sg__node *out);
+sg_status sg__node_from_host(const sg_host_desc *desc, const sg__where *where, sg__node *out);
+sg_status sg__node_from_stream_fn(const sg_stream_fn_desc *desc, const sg__where *where,
+                                  sg__node *out);
+sg_status sg__node_empty(const char *name, const sg__where *where, sg__node *out);
+
+/* A spare argument block for kernel updates: sg__node_from_kernel_reusing
+ * builds the new node's arguments in it when it is large enough, and
+ * sg__node_replace_keeping puts the replaced node's block back in it, so a
+ * stream of kernel updates allocates nothing. */
+typedef struct sg__arg_spare {
+  void **blob;
+  size_t bytes;
+} sg__arg_spare;
+sg_status sg__node_from_kernel_reusing(const sg_kernel_desc *desc, const sg__where *where,
+                                       sg__arg_spare *spare, sg__node *out);
+void sg__node_replace_keeping(sg__node *dst, sg__node *src, sg__arg_spare *spare);
 
 /* Deep copy (stream-function payloads are shared, their count raised). */
 sg_status sg__node_clone(const sg__node *src, sg__node *dst);

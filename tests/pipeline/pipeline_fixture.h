@@ -124,6 +124,7 @@ struct Batch;
 // Completions as on_complete saw them, checked for output at report time.
 struct Recorder {
   const std::vector<Batch *> *batches = nullptr;
+  uint64_t first_batch = 0; // batch indices keep counting across rounds: batches[i] is batch first_batch + i
   std::vector<uint64_t> order;
   std::vector<sg_status> status;
   std::vector<std::string> messages;
@@ -207,7 +208,10 @@ inline void record(uint64_t batch, sg_status st, void *batch_data, void *user) {
   r->status.push_back(st);
   r->messages.push_back(st ? sg_last_error() : "");
   std::string err;
-  Batch *want = r->batches && batch < r->batches->size() ? (*r->batches)[batch] : nullptr;
+  uint64_t slot = batch - r->first_batch;
+  Batch *want = r->batches && batch >= r->first_batch && slot < r->batches->size()
+                    ? (*r->batches)[slot]
+                    : nullptr;
   if (st == SG_OK && want) err = want->mismatch(ctx->chain->n);
   if (batch_data != want) err += " (wrong batch_data)";
   r->output_errors.push_back(err);

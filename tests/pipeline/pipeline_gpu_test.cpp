@@ -67,6 +67,7 @@ TEST_P(PipelineGpu, OutputsEqualReference) {
   for (int round = 0; round < 2; round++) { // twice: the second run reuses every instance
     ctx.rec = pipetest::Recorder();
     ctx.rec.batches = &batches;
+    ctx.rec.first_batch = uint64_t(round) * count;
     for (auto *b : batches)
       for (size_t j = 0; j < n; j++) b->out.p[j] = pipetest::kPoison;
     for (unsigned i = 0; i < count; i++) {
@@ -76,7 +77,7 @@ TEST_P(PipelineGpu, OutputsEqualReference) {
     SG_ASSERT_OK(sg_pipeline_drain(p));
     ASSERT_EQ(ctx.rec.order.size(), count);
     for (unsigned i = 0; i < count; i++) {
-      EXPECT_EQ(ctx.rec.order[i], i);
+      EXPECT_EQ(ctx.rec.order[i], ctx.rec.first_batch + i);
       EXPECT_EQ(ctx.rec.status[i], SG_OK) << ctx.rec.messages[i];
       EXPECT_EQ(ctx.rec.output_errors[i], "") << "round " << round << " batch " << i;
     }
