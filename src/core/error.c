@@ -46,7 +46,12 @@ const char *sg_status_describe(sg_status status) {
 const char *sg_last_error(void) { return last_message; }
 
 sg_status sg__failv(sg_status status, const char *fmt, va_list ap) {
-  vsnprintf(last_message, sizeof last_message, fmt, ap);
+  /* Formatted aside first: an argument may be this thread's message itself
+   * (passing an error on: sg__fail(st, "%s", sg_last_error())), and
+   * vsnprintf must not read from the buffer it writes. */
+  char text[sizeof last_message];
+  vsnprintf(text, sizeof text, fmt, ap);
+  memcpy(last_message, text, sizeof text);
   return status;
 }
 

@@ -5,6 +5,10 @@
 
 #include "sg_test_util.h"
 
+extern "C" {
+#include "core/error.h"
+}
+
 TEST(Status, EveryStatusHasADistinctNameAndDescription) {
   std::set<std::string> names;
   for (int s = 0; s < SG_STATUS_COUNT_; s++) {
@@ -40,4 +44,14 @@ TEST(Status, MessageIsPerThread) {
   t.join();
   EXPECT_EQ(there, "");
   EXPECT_EQ(here, sg_last_error());
+}
+
+TEST(Status, PassingTheMessageOnKeepsIt) {
+  // Backends pass a failure on with the message as an argument of the new
+  // one: formatting must not read from the buffer it writes.
+  sg__fail(SG_ERR_CUDA, "inner: %s", "cudaGetDevice failed");
+  EXPECT_EQ(sg__fail(SG_ERR_CUDA, "%s", sg_last_error()), SG_ERR_CUDA);
+  EXPECT_STREQ(sg_last_error(), "inner: cudaGetDevice failed");
+  sg__fail(SG_ERR_CUDA, "outer: %s", sg_last_error());
+  EXPECT_STREQ(sg_last_error(), "outer: inner: cudaGetDevice failed");
 }
