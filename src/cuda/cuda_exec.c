@@ -208,6 +208,9 @@ static sg_status cuda_update_node(sg_exec *exec, uint32_t index, const sg__node 
   /* The old stream function's `release` runs as soon as the core drops it,
    * and may free what launches in flight still use (a cuBLAS workspace). */
   if (!st && fresh->kind == SG__NODE_STREAM_FN) st = sg__cuda_wait_idle(b, fn);
+  /* staging: the copy's route again (letting go of a buffer it registered);
+   * graph mode prepares its ring now, outside any capture, for the rebuild */
+  if (!st) st = sg__staging_prepare_update(b->staging, index, fresh);
   if (!st) {
     if (exec->options.mode == SG_MODE_GRAPH && b->s->node_count) {
       st = sg__cuda_graph_update_node(b, index, fresh, route, payload, in_place);

@@ -33,11 +33,7 @@ static void CUDART_CB d2h_last_cb(void *arg) {
 
 /* After a per-launch host->device run's last DMA, or after whatever part of
  * a run was enqueued before an enqueue failed. */
-static void CUDART_CB finish_cb(void *arg) {
-  sg__stage_run *run = arg;
-  sg__stage_quiesce(run);
-  sg__stage_run_free(run);
-}
+static void CUDART_CB finish_cb(void *arg) { sg__stage_run_free(arg); /* quiesces first */ }
 
 static enum cudaMemcpyKind kind_of(sg__stage_dir dir) {
   return dir == SG__STAGE_H2D ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
@@ -103,7 +99,6 @@ static void abandon(sg__stage_run *run, cudaStream_t stream, unsigned enqueued) 
   if (SG_CUDA(cudaLaunchHostFunc(stream, finish_cb, run)) == cudaSuccess) return;
   cudaGetLastError();
   if (SG_CUDA(cudaStreamSynchronize(stream)) == cudaSuccess) {
-    sg__stage_quiesce(run);
     sg__stage_run_free(run);
     return;
   }

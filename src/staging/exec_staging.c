@@ -293,6 +293,15 @@ sg_status sg__staging_update_node(sg__staging *st, uint32_t index, const sg__nod
   return SG_OK;
 }
 
+sg_status sg__staging_prepare_update(sg__staging *st, uint32_t index, const sg__node *fresh) {
+  if (!st || index >= st->node_count || fresh->kind != SG__NODE_COPY) return SG_OK;
+  if (!st->persistent) return sg__staging_update_node(st, index, fresh);
+  char where[SG__LABEL_BYTES + 64];
+  char label[SG__LABEL_BYTES + 16];
+  sg__format(where, sizeof where, "sg_exec_set_copy: %s", sg__staging_label(st, index, label));
+  return sg__staging_prepare(st, index, &fresh->u.copy, where);
+}
+
 /* ---- per-launch regime ------------------------------------------------ */
 
 sg_status sg__staging_route(sg__staging *st, uint32_t index, const char *where,

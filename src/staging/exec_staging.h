@@ -111,6 +111,14 @@ void sg__staging_gc(sg__staging *st, uint32_t index);
 /* The host backend: node `index` gets the parameters of `fresh` (the
  * executable is idle). On error the node keeps its old state. */
 sg_status sg__staging_update_node(sg__staging *st, uint32_t index, const sg__node *fresh);
+/* The CUDA backend, before it applies new parameters `fresh` to node
+ * `index` (before any rebuild, and outside any stream capture, since this
+ * may allocate pinned memory or register a buffer). Per-launch regime: as
+ * sg__staging_update_node. Persistent: prepares the state for `fresh`;
+ * the old one stays until no graph can use it. On error (with its message)
+ * the update should be refused. */
+sg_status sg__staging_prepare_update(sg__staging *st, uint32_t index, const sg__node *fresh);
+
 /* The host backend: runs candidate `index` on the calling thread. On
  * failure returns the status and writes a message naming the node. */
 sg_status sg__staging_host_run(sg__staging *st, uint32_t index, char *message, size_t cap);

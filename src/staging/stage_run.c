@@ -56,6 +56,10 @@ sg_status sg__stage_run_new(sg_pinned_pool *pool, sg__stage_dir dir, void *host,
 
 void sg__stage_run_free(sg__stage_run *run) {
   if (!run) return;
+  /* Normally every fill and drain has been waited for; after a launch cut
+   * short (a broken context stops the callbacks) copy threads may still be
+   * finishing one, and would write into freed memory. */
+  sg__stage_quiesce(run);
   sg__pool_release(run->pool, &run->block);
   sg__free(run);
 }

@@ -78,8 +78,8 @@ sg_status sg__stage_run_new(sg_pinned_pool *pool, sg__stage_dir dir, void *host,
                             const sg__stage_geometry *g, int persistent,
                             sg__pool_broken_fn broken, void *broken_ctx, const char *where,
                             sg__stage_run **out);
-/* Gives the ring back and frees the run; nothing may use it any more.
- * Callback-safe. */
+/* Waits for its fills and drains, gives the ring back and frees the run;
+ * no callback may use it any more. Callback-safe. */
 void sg__stage_run_free(sg__stage_run *run);
 
 static inline char *sg__stage_slot(const sg__stage_run *run, uint32_t k) {
