@@ -66,10 +66,18 @@ struct Chain {
   std::atomic<int> launch{0}, bad{0}, checked{0};
   sg_node prep{}, up{}, down{}, check{};
 
+  // Host buffers with a spare page on each side: the pages around a buffer
+  // (what a registration pins) then belong to it alone, whatever the heap
+  // layout, so that registering the source never overlaps the destination.
+  static constexpr size_t kPad = 3 * 4096 + 64;
+  static uint8_t *inside(std::vector<uint8_t> &v) {
+    uintptr_t p = (reinterpret_cast<uintptr_t>(v.data()) + 4096 + 4095) & ~uintptr_t(4095);
+    return reinterpret_cast<uint8_t *>(p);
+  }
   Chain(size_t n, size_t o = 0)
-      : bytes(n), off(o), src_buf(n + o), dst_buf(n + o), expect(n), a(n + 64), b(n + 64) {}
-  uint8_t *src() { return src_buf.data() + off; }
-  uint8_t *dst() { return dst_buf.data() + (off * 3) % 61; }
+      : bytes(n), off(o), src_buf(n + kPad), dst_buf(n + kPad), expect(n), a(n + 64), b(n + 64) {}
+  uint8_t *src() { return inside(src_buf) + off % 64; }
+  uint8_t *dst() { return inside(dst_buf) + (off * 3) % 61; }
 
   static int prepare(void *p) {
     Chain *c = static_cast<Chain *>(p);
@@ -257,8 +265,8 @@ TEST_P(StagingGpu, SetCopyBetweenLaunches) {
   SG_ASSERT_OK(sg_exec_wait(e));
   // The same chain moves to other host buffers of another size.
   c.bytes = 2 * MiB + 1;
-  c.src_buf.assign(c.bytes + c.off, 0);
-  c.dst_buf.assign(c.bytes + c.off, 0);
+  c.src_buf.assign(c.bytes + Chain::kPad, 0);
+  c.dst_buf.assign(c.bytes + Chain::kPad, 0);
   c.expect.assign(c.bytes, 0);
   sg_copy_desc u = {c.a.at(c.off % 7), c.src(), c.bytes, SG_COPY_HOST_TO_DEVICE, nullptr};
   SG_ASSERT_OK(sg_exec_set_copy(e, c.up, &u));
