@@ -87,7 +87,9 @@ typedef struct sg_exec_info {
   int device;
   size_t node_count;
   unsigned stream_count;     /* streams the plan uses */
-  unsigned event_count;      /* cross-stream synchronisations per launch */
+  unsigned event_count;      /* events recorded per launch for other streams to wait on */
+  unsigned wait_count;       /* cross-stream waits per launch (one event may be waited on
+                                by several streams) */
 } sg_exec_info;
 
 SG_API sg_status sg_exec_get_info(const sg_exec *exec, sg_exec_info *info);

@@ -61,7 +61,8 @@ static sg_status plan_graph(const sg_graph *graph, unsigned max_streams, const c
   if (sg__graph_snapshot(graph, snap))
     return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory copying the graph", fn);
   sg_status st = sg__snapshot_check_acyclic(snap, fn);
-  if (!st) st = sg__plan_build(snap, max_streams, 1, plan);
+  if (!st && (st = sg__plan_build(snap, max_streams, 1, plan)))
+    sg__plan_prefix_failure(st, fn);
   if (st) sg__snapshot_free(snap);
   return st;
 }
@@ -218,6 +219,7 @@ sg_status sg_exec_get_info(const sg_exec *exec, sg_exec_info *info) {
   info->node_count = exec->snap.node_count;
   info->stream_count = s->stream_count;
   info->event_count = s->event_count;
+  info->wait_count = s->wait_count;
   return SG_OK;
 }
 

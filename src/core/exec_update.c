@@ -94,7 +94,7 @@ static sg_status update_params(sg_exec *exec, sg__snapshot *fresh) {
 static sg_status rebuild(sg_exec *exec, sg__snapshot *fresh, const char *fn) {
   sg_plan *plan;
   sg_status st = sg__plan_build(fresh, exec->options.max_streams, 1, &plan);
-  if (st) return st;
+  if (st) return sg__plan_prefix_failure(st, fn);
   exec->ops->wait(exec);
   exec->ops->destroy(exec);
   exec->backend = NULL;

@@ -82,7 +82,7 @@ const sg__schedule *sg__plan_schedule(const sg_plan *plan) {
 
 /* Re-reports the current failure with `fn` in front ("planner: x" becomes
  * "sg_plan_create: x"), so the message names the call the user made. */
-static sg_status prefix_failure(sg_status st, const char *fn) {
+sg_status sg__plan_prefix_failure(sg_status st, const char *fn) {
   char copy[SG_ERROR_MESSAGE_BYTES];
   const char *msg = sg_last_error();
   if (strncmp(msg, "planner: ", 9) == 0) msg += 9;
@@ -103,7 +103,7 @@ sg_status sg_plan_create(const sg_graph *graph, unsigned max_streams, sg_plan **
   st = sg__snapshot_check_acyclic(&snap, __func__);
   if (!st) {
     st = sg__plan_build(&snap, max_streams, 0, out);
-    if (st) st = prefix_failure(st, __func__);
+    if (st) st = sg__plan_prefix_failure(st, __func__);
   }
   sg__snapshot_free(&snap);
   return st;

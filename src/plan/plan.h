@@ -20,6 +20,9 @@
  * (the executable frees it with sg__plan_free). max_streams 0: the default. */
 sg_status sg__plan_build(const sg__snapshot *snap, unsigned max_streams, int owned_by_exec,
                          sg_plan **out);
+/* Re-reports the current failure with `fn` in front: "planner: x" becomes
+ * "sg_exec_create: x", naming the call the user made. Returns `st`. */
+sg_status sg__plan_prefix_failure(sg_status st, const char *fn);
 /* Unregisters and frees; NULL is fine. */
 void sg__plan_free(sg_plan *plan);
 const sg__schedule *sg__plan_schedule(const sg_plan *plan);
