@@ -122,6 +122,7 @@ TEST(HostExec, ChainRunsInOrderOnOneStream) {
   EXPECT_EQ(info.backend, SG_BACKEND_HOST);
   EXPECT_EQ(info.stream_count, 1u);
   EXPECT_EQ(info.event_count, 0u);
+  EXPECT_EQ(info.wait_count, 0u);
   EXPECT_EQ(info.node_count, 40u);
   SG_ASSERT_OK(sg_exec_launch(e, nullptr));
   SG_ASSERT_OK(sg_exec_wait(e));
@@ -147,6 +148,8 @@ TEST(HostExec, FanAndDiamond) {
     sg_exec_info info;
     SG_ASSERT_OK(sg_exec_get_info(e, &info));
     EXPECT_LE(info.stream_count, streams);
+    EXPECT_GE(info.wait_count, info.stream_count > 1 ? 2u * (info.stream_count - 1) : 0u)
+        << "every other stream waits for the top and the bottom waits for every other stream";
     SG_ASSERT_OK(sg_exec_launch(e, nullptr));
     SG_ASSERT_OK(sg_exec_wait(e));
     EXPECT_EQ(calls.load(), 8);
