@@ -257,22 +257,34 @@ int main(int argc, char **argv) {
                              pool, &ok));
 
   // Sweep: threads and chunk size, 1 GiB staged H2D and D2H, streams mode.
+  // A second pool whose copy threads use plain memcpy (no non-temporal
+  // stores), to show what streaming stores buy.
+  setenv("SG_STAGING_NONTEMPORAL", "0", 1);
+  sg_pinned_pool *plain_pool;
+  SGK(sg_pinned_pool_create(&po, &plain_pool));
+  unsetenv("SG_STAGING_NONTEMPORAL");
   struct Sweep {
     bool h2d;
     unsigned threads;
     size_t chunk;
+    bool streaming;
     double gbps;
   };
   std::vector<Sweep> sweep;
   for (bool h2d : {true, false})
     for (unsigned threads : {1u, 2u, 4u, 8u, 12u})
-      for (size_t chunk : {2 * MiB, 4 * MiB, 16 * MiB}) {
-        if (threads != 8 && chunk != 4 * MiB) continue; // threads at 4 MiB, chunks at 8 threads
-        void *dst = h2d ? static_cast<void *>(b.dev) : b.page_out;
-        const void *src = h2d ? static_cast<const void *>(b.page_in) : b.dev;
-        OneCopy c(dst, src, big, SG_MODE_STREAMS, SG_STAGING_STAGE, pool, threads, chunk);
-        sweep.push_back({h2d, threads, chunk, rate(big, 3, [&] { c.run(); })});
-      }
+      for (size_t chunk : {2 * MiB, 4 * MiB, 16 * MiB})
+        for (bool streaming : {true, false}) {
+          // threads at 4 MiB; chunks at 8 threads; plain memcpy at 8 threads, 4 MiB
+          if (threads != 8 && chunk != 4 * MiB) continue;
+          if (!streaming && (threads != 8 || chunk != 4 * MiB)) continue;
+          void *dst = h2d ? static_cast<void *>(b.dev) : b.page_out;
+          const void *src = h2d ? static_cast<const void *>(b.page_in) : b.dev;
+          OneCopy c(dst, src, big, SG_MODE_STREAMS, SG_STAGING_STAGE,
+                    streaming ? pool : plain_pool, threads, chunk);
+          sweep.push_back({h2d, threads, chunk, streaming, rate(big, 3, [&] { c.run(); })});
+        }
+  SGK(sg_pinned_pool_destroy(plain_pool));
 
   sg_pinned_pool_stats ps;
   SGK(sg_pinned_pool_get_stats(pool, &ps));
@@ -290,8 +302,8 @@ int main(int argc, char **argv) {
                 r.staged_streams / r.driver, r.registered / r.pinned);
   std::printf("\nsweep, %zu MiB staged, streams mode (GB/s):\n", big / MiB);
   for (const Sweep &s : sweep)
-    std::printf("  %s threads %2u chunk %2zu MiB  %6.2f\n", s.h2d ? "H2D" : "D2H", s.threads,
-                s.chunk / MiB, s.gbps);
+    std::printf("  %s threads %2u chunk %2zu MiB %-9s %6.2f\n", s.h2d ? "H2D" : "D2H", s.threads,
+                s.chunk / MiB, s.streaming ? "streaming" : "memcpy", s.gbps);
   const Row &h = rows[2], &d = rows[3];
   bool pass_h2d = h.staged_streams >= 3.5 * h.driver;
   bool pass_d2h = d.staged_streams >= 2.0 * d.driver;
@@ -327,8 +339,9 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < sweep.size(); i++)
       std::fprintf(f,
                    "    {\"direction\": \"%s\", \"copy_threads\": %u, \"chunk_bytes\": %zu, "
-                   "\"gbps\": %.3f}%s\n",
-                   sweep[i].h2d ? "H2D" : "D2H", sweep[i].threads, sweep[i].chunk, sweep[i].gbps,
+                   "\"nontemporal\": %s, \"gbps\": %.3f}%s\n",
+                   sweep[i].h2d ? "H2D" : "D2H", sweep[i].threads, sweep[i].chunk,
+                   sweep[i].streaming ? "true" : "false", sweep[i].gbps,
                    i + 1 < sweep.size() ? "," : "");
     std::fprintf(f,
                  "  ],\n  \"targets\": {\"h2d_staged_over_driver\": {\"want\": 3.5, \"got\": %.3f, "

@@ -35,10 +35,13 @@ typedef struct sg__workers {
   pthread_t *threads;
   unsigned count, capacity;
   int stopping;
+  int streaming;              /* 1: large parts are copied with non-temporal stores */
 } sg__workers;
 
 /* Initialises with no thread (SG_ERR_SYSTEM when a mutex or condition
- * cannot be made, message prefixed by `where`). */
+ * cannot be made, message prefixed by `where`). Non-temporal copies are on
+ * where the CPU has them, unless the environment variable
+ * SG_STAGING_NONTEMPORAL is "0" (a tuning and diagnosis knob). */
 sg_status sg__workers_init(sg__workers *w, unsigned capacity, const char *where);
 /* Starts threads until `count` run (at most the capacity). */
 sg_status sg__workers_ensure(sg__workers *w, unsigned count, const char *where);

@@ -3,6 +3,7 @@
 // the CUDA callbacks run), byte-exact over odd sizes, unaligned pointers,
 // ring depths and thread counts, alone and many at once on a small pool.
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -43,6 +44,21 @@ TEST(StagingWorkers, SplitCopiesAreExact) {
       EXPECT_LE(job.parts, parts);
     }
   }
+}
+
+// The plain memcpy path (non-temporal stores off) is as exact.
+TEST(StagingWorkers, SplitCopiesAreExactWithoutStreamingStores) {
+  sgtest::LeakCheck leaks;
+  setenv("SG_STAGING_NONTEMPORAL", "0", 1);
+  Workers w(2);
+  unsetenv("SG_STAGING_NONTEMPORAL");
+  EXPECT_EQ(w.w.streaming, 0);
+  auto src = random_bytes(1 * MiB + 77, 9);
+  std::vector<uint8_t> dst(src.size() + 1, 0);
+  sg__copy_job job = {};
+  sg__copy_submit(&w.w, &job, dst.data() + 1, src.data(), src.size(), 4);
+  sg__copy_wait(&w.w, &job);
+  EXPECT_EQ(std::memcmp(dst.data() + 1, src.data(), src.size()), 0);
 }
 
 // With no copy thread at all a waiter copies every part itself: a wait
