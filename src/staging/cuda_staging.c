@@ -270,7 +270,7 @@ cudaError_t sg__staging_cuda_set_node(sg__staging *st, uint32_t index, const sg_
   if (!st || !st->persistent || index >= st->node_count) return cudaSuccess;
   /* No build is under way and the live graph was built from the
    * snapshot's parameters: other states are unused. */
-  sg__staging_gc(st, index);
+  sg__staging_gc(st, index, fresh);
   const sg__copy *now = &st->exec->snap.nodes[index].u.copy;
   char where[SG__LABEL_BYTES + 64], label[SG__LABEL_BYTES + 16];
   sg__format(where, sizeof where, "sg_exec_set_copy: %s", sg__staging_label(st, index, label));

@@ -171,11 +171,12 @@ sg_status sg__staging_prepare(sg__staging *st, uint32_t index, const sg__copy *c
   return SG_OK;
 }
 
-/* Frees node `index`'s states but `keep`. */
-static void drop_states_but(sg__staged_node *sn, const sg__pstate *keep) {
+/* Frees node `index`'s states but `keep` and `keep2`. */
+static void drop_states_but2(sg__staged_node *sn, const sg__pstate *keep,
+                             const sg__pstate *keep2) {
   for (sg__pstate **link = &sn->states; *link;) {
     sg__pstate *p = *link;
-    if (p == keep) {
+    if (p == keep || (keep2 && p == keep2)) {
       link = &p->next;
       continue;
     }
@@ -184,9 +185,14 @@ static void drop_states_but(sg__staged_node *sn, const sg__pstate *keep) {
   }
 }
 
-void sg__staging_gc(sg__staging *st, uint32_t index) {
+static void drop_states_but(sg__staged_node *sn, const sg__pstate *keep) {
+  drop_states_but2(sn, keep, NULL);
+}
+
+void sg__staging_gc(sg__staging *st, uint32_t index, const sg__copy *also_keep) {
   if (!st || index >= st->node_count) return;
-  drop_states_but(&st->nodes[index], sg__staging_find(st, index, copy_of(st, index)));
+  drop_states_but2(&st->nodes[index], sg__staging_find(st, index, copy_of(st, index)),
+                   also_keep ? sg__staging_find(st, index, also_keep) : NULL);
 }
 
 /* ---- creation, destruction, updates ----------------------------------- */

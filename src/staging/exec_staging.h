@@ -104,9 +104,10 @@ sg_status sg__staging_prepare(sg__staging *st, uint32_t index, const sg__copy *c
 /* The prepared state for node `index` with the parameters of `c`, or NULL. */
 sg__pstate *sg__staging_find(const sg__staging *st, uint32_t index, const sg__copy *c);
 /* Frees node `index`'s states other than the one for the snapshot's
- * parameters. Only when no live graph was built with another one: outside
+ * parameters (and the one for `also_keep`, when not NULL: an update about
+ * to be built). Only when no live graph was built with another one: outside
  * a build, after the last rebuild finished one way or the other. */
-void sg__staging_gc(sg__staging *st, uint32_t index);
+void sg__staging_gc(sg__staging *st, uint32_t index, const sg__copy *also_keep);
 
 /* The host backend: node `index` gets the parameters of `fresh` (the
  * executable is idle). On error the node keeps its old state. */
