@@ -184,7 +184,8 @@ Row measure(Buffers &b, size_t bytes, bool h2d, int reps, sg_pinned_pool *pool, 
     OneCopy c(dst, src, bytes, SG_MODE_STREAMS, SG_STAGING_REGISTER, pool);
     c.run(); // pins the buffer in place (cudaHostRegister), not timed
     r.registered = rate(bytes, reps, [&] { c.run(); });
-    if (c.stats().registered_copies == 0) std::fprintf(stderr, "%s: not registered?\n", r.name.c_str());
+    if (c.stats().registered_copies == 0)
+      std::fprintf(stderr, "%s: not registered?\n", r.name.c_str());
   }
   verify("registered");
   {

@@ -136,7 +136,8 @@ void sg__staging_count(sg__staging *st, sg__copy_route route);
 sg_status sg__staging_route(sg__staging *st, uint32_t index, const char *where,
                             sg__copy_route *route);
 /* "copy node 'name' (#3)". */
-const char *sg__staging_label(const sg__staging *st, uint32_t index, char buf[SG__LABEL_BYTES + 16]);
+const char *sg__staging_label(const sg__staging *st, uint32_t index,
+                              char buf[SG__LABEL_BYTES + 16]);
 /* The pageable and device sides of copy `c` in direction `dir`. */
 void sg__staging_sides(const sg__copy *c, sg__stage_dir dir, void **host, void **device);
 void sg__staging_geometry(const sg__staging *st, size_t bytes, sg__stage_geometry *g);

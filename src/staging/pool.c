@@ -369,7 +369,8 @@ static void pool_free(sg_pinned_pool *pool) {
   sg__free(pool);
 }
 
-static sg_status pool_new(const sg_pinned_pool_options *opts, const char *fn, sg_pinned_pool **out) {
+static sg_status pool_new(const sg_pinned_pool_options *opts, const char *fn,
+                          sg_pinned_pool **out) {
   sg_pinned_pool_options o;
   sg_status st = resolve_options(opts, fn, &o);
   if (st) return st;

@@ -52,7 +52,9 @@ void fill(uint8_t *p, size_t n, uint64_t seed) {
 
 struct DevBuf {
   void *p = nullptr;
-  explicit DevBuf(size_t n) { EXPECT_EQ(sg_mem_alloc(SG_BACKEND_CUDA, SG_MEMORY_DEVICE, 0, n, &p), SG_OK); }
+  explicit DevBuf(size_t n) {
+    EXPECT_EQ(sg_mem_alloc(SG_BACKEND_CUDA, SG_MEMORY_DEVICE, 0, n, &p), SG_OK);
+  }
   ~DevBuf() { sg_mem_free(p); }
   uint8_t *at(size_t off) const { return static_cast<uint8_t *>(p) + off; }
 };
@@ -280,7 +282,9 @@ TEST_P(StagingGpu, SetCopyBetweenLaunches) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Ways, StagingGpu, ::testing::ValuesIn(kWays),
-                         [](const ::testing::TestParamInfo<Way> &i) { return std::string(i.param.name); });
+                         [](const ::testing::TestParamInfo<Way> &i) {
+                           return std::string(i.param.name);
+                         });
 
 // Eight executables launched from eight threads share a pool that holds two
 // rings: launches wait for rings the others' callbacks give back; nothing

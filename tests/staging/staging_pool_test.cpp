@@ -20,7 +20,9 @@ constexpr size_t KiB = 1024, MiB = 1024 * 1024;
 
 struct Pool {
   sg_pinned_pool *p = nullptr;
-  explicit Pool(const sg_pinned_pool_options &o) { EXPECT_EQ(sg_pinned_pool_create(&o, &p), SG_OK) << sg_last_error(); }
+  explicit Pool(const sg_pinned_pool_options &o) {
+    EXPECT_EQ(sg_pinned_pool_create(&o, &p), SG_OK) << sg_last_error();
+  }
   ~Pool() {
     if (p) EXPECT_EQ(sg_pinned_pool_destroy(p), SG_OK) << sg_last_error();
   }
