@@ -115,6 +115,18 @@ static void unregister(cache *c, entry *e, int eviction) {
   if (!e->bindings) entry_remove(c, e); else e->state = EVICTED;
 }
 
+/* 1 if [lo, hi) lies in a registered entry (takes the lock). */
+static int covers_locked(cache *c, uintptr_t lo, uintptr_t hi) {
+  int found = 0;
+  sg__mutex_lock(&c->lock);
+  for (size_t i = 0; i < c->count && !found; i++) {
+    entry *e = c->entries[i];
+    found = e->state == REGISTERED && e->base <= lo && hi <= e->base + e->len;
+  }
+  sg__mutex_unlock(&c->lock);
+  return found;
+}
+
 static sg_status binding_new(cache *c, entry *e, const char *where, sg__reg_binding **out) {
   sg__reg_binding *b = sg__calloc(1, sizeof *b);
   if (!b) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", where);
@@ -143,6 +155,9 @@ sg_status sg__reg_bind(int on_cuda, const void *ptr, size_t bytes, int may_regis
   uintptr_t hi = ((uintptr_t)ptr + bytes + PAGE - 1) & ~(PAGE - 1);
   size_t len = (size_t)(hi - lo);
   *out = NULL;
+  /* Most launches that may not register find nothing to bind to: say so
+   * without making a binding (its fence is a CUDA event). */
+  if (!may_register && !covers_locked(c, lo, hi)) return SG_OK;
   /* Made before taking the lock: creating an event is a CUDA call. */
   sg__reg_binding *b = NULL;
   sg_status st = binding_new(c, NULL, where, &b);
@@ -276,16 +291,7 @@ sg_status sg__reg_use_end(sg__reg_binding *b, void *fence_stream, const char *wh
 }
 
 int sg__reg_covers(int on_cuda, const void *ptr, size_t bytes) {
-  cache *c = &caches[on_cuda ? 1 : 0];
-  uintptr_t lo = (uintptr_t)ptr, hi = (uintptr_t)ptr + bytes;
-  int found = 0;
-  sg__mutex_lock(&c->lock);
-  for (size_t i = 0; i < c->count && !found; i++) {
-    entry *e = c->entries[i];
-    found = e->state == REGISTERED && e->base <= lo && hi <= e->base + e->len;
-  }
-  sg__mutex_unlock(&c->lock);
-  return found;
+  return covers_locked(&caches[on_cuda ? 1 : 0], (uintptr_t)ptr, (uintptr_t)ptr + bytes);
 }
 
 /* ---- public API -------------------------------------------------------- */
