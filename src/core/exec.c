@@ -231,6 +231,8 @@ sg_status sg_exec_get_stats(const sg_exec *exec, sg_exec_stats *stats) {
   sg__mutex_lock(&e->lock);
   *stats = e->stats;
   sg__mutex_unlock(&e->lock);
+  stats->param_updates = e->param_updates;
+  stats->in_place_updates = e->in_place_updates;
   return SG_OK;
 }
 

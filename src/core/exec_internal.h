@@ -49,6 +49,11 @@ struct sg_exec {
   sg_plan *plan;               /* owned */
   uint32_t update_serial;      /* serial of the last graph given to sg_exec_update */
   sg__arg_spare arg_spare;     /* recycled kernel argument block (sg_exec_set_kernel) */
+  /* Counted outside the lock (sg_exec_get_stats adds them in): only the
+   * thread using the executable writes or reads them, and sg_exec_set_*
+   * is a per-node path where a lock and unlock are a visible share. */
+  uint64_t param_updates;
+  uint64_t in_place_updates;
 
   pthread_mutex_t lock;        /* guards what follows: backends' threads write it */
   sg_exec_stats stats;

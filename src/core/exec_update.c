@@ -40,10 +40,8 @@ static sg_status apply(sg_exec *exec, uint32_t index, sg__node *fresh) {
   sg_status st = exec->ops->update_node(exec, index, fresh, &in_place);
   if (st) return st;
   sg__node_replace_keeping(&exec->snap.nodes[index], fresh, &exec->arg_spare);
-  sg__mutex_lock(&exec->lock);
-  exec->stats.param_updates++;
-  exec->stats.in_place_updates += in_place != 0;
-  sg__mutex_unlock(&exec->lock);
+  exec->param_updates++;
+  exec->in_place_updates += in_place != 0;
   return SG_OK;
 }
 

@@ -1,8 +1,10 @@
 /* The registry of live handles: an open-addressing hash set keyed by address
- * (linear probing, backward-shift deletion), guarded by one mutex. */
+ * (linear probing, backward-shift deletion), guarded by one mutex; and, in
+ * front of it, each thread's last successful check. */
 #include "core/handles.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "core/error.h"
@@ -17,6 +19,23 @@ static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static slot *slots;
 static size_t capacity; /* a power of two, or 0 */
 static size_t used;
+
+/* Every call checks its handle, and a stream of sg_exec_set_* calls (one
+ * per node, a few hundred nanoseconds each in the driver) paid a lock and
+ * unlock of the registry for it: a measurable share of the update path.
+ * So each thread remembers the last handle it found live, with the
+ * registry's epoch at that moment. The epoch moves (under the lock) at
+ * every unregistration, before the object can be freed; while it has not
+ * moved, nothing was unregistered, so the remembered handle is still live
+ * with its type (registration never changes an entry). A check racing a
+ * destruction on another thread is the caller's race with or without the
+ * lock. */
+static atomic_ulong epoch;
+static _Thread_local struct {
+  const void *handle;
+  sg__handle_type type;
+  unsigned long epoch;
+} last_live;
 
 static size_t home_of(const void *handle, size_t cap) {
   uint64_t h = (uint64_t)(uintptr_t)handle;
@@ -82,6 +101,7 @@ void sg__handle_unregister(const void *handle) {
     }
     slots[hole].handle = NULL;
     used--;
+    atomic_fetch_add_explicit(&epoch, 1, memory_order_release);
     if (used == 0) {
       sg__free(slots);
       slots = NULL;
@@ -92,9 +112,17 @@ void sg__handle_unregister(const void *handle) {
 }
 
 int sg__handle_valid(const void *handle, sg__handle_type type) {
+  if (handle == last_live.handle && type == last_live.type &&
+      atomic_load_explicit(&epoch, memory_order_acquire) == last_live.epoch)
+    return 1;
   sg__mutex_lock(&registry_lock);
   long at = find(handle);
   int ok = at >= 0 && slots[at].type == type;
+  if (ok) {
+    last_live.handle = handle;
+    last_live.type = type;
+    last_live.epoch = atomic_load_explicit(&epoch, memory_order_relaxed);
+  }
   sg__mutex_unlock(&registry_lock);
   return ok;
 }

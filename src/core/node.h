@@ -129,7 +129,8 @@ void sg__node_replace_keeping(sg__node *dst, sg__node *src, sg__arg_spare *spare
 sg_status sg__node_clone(const sg__node *src, sg__node *dst);
 void sg__node_free(sg__node *node);
 /* Replaces dst's parameters by src's (same kind), keeping dst's name when src
- * has none; src is consumed (moved), so nothing is allocated. */
+ * has none; src is consumed (moved: left an empty node owning nothing), so
+ * nothing is allocated. */
 void sg__node_replace(sg__node *dst, sg__node *src);
 /* 1 if both nodes have equal parameters (used to skip unchanged nodes). */
 int sg__node_params_equal(const sg__node *a, const sg__node *b);

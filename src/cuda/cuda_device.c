@@ -1,7 +1,9 @@
 /* The CUDA backend's device handling: making the executable's device
  * current around each call, and checking what a node needs of the device
  * (reachable memory, a CUDA function, shared memory within the limit). */
+#include <pthread.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "core/memory_table.h"
 #include "cuda/cuda_call.h"
@@ -21,6 +23,56 @@ sg_status sg__cuda_enter(int device, int *previous, const char *fn) {
     return sg__cuda_fail(err, "cudaSetDevice", where);
   }
   return SG_OK;
+}
+
+/* The driver's cuCtxGetCurrent (cuda.h: CUresult cuCtxGetCurrent(CUcontext *)),
+ * with CUcontext spelled as void *, reached through the runtime's entry
+ * points so that the library links the runtime only (as cuda_memset.c). */
+typedef int (*ctx_get_current_fn)(void **ctx);
+
+static pthread_once_t ctx_lookup_once = PTHREAD_ONCE_INIT;
+static ctx_get_current_fn ctx_get_current;
+
+/* Looked up once per process. Not a fault point: a fault here would stick
+ * for the life of the process; the calls through the pointer are. */
+static void ctx_lookup(void) {
+  void *p = NULL;
+  enum cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+  if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &p, 12000, cudaEnableDefault,
+                                       &found) != cudaSuccess ||
+      found != cudaDriverEntryPointSuccess) {
+    cudaGetLastError();
+    return; /* no fast path: every guard asks the runtime */
+  }
+  memcpy(&ctx_get_current, &p, sizeof ctx_get_current);
+}
+
+void *sg__cuda_current_context(void) {
+  pthread_once(&ctx_lookup_once, ctx_lookup);
+  void *ctx = NULL;
+  if (!ctx_get_current || SG_CUDA((cudaError_t)ctx_get_current(&ctx)) != cudaSuccess)
+    return NULL;
+  return ctx;
+}
+
+sg_status sg__cuda_enter_exec(const sg__cuda_state *b, int *previous, const char *fn) {
+  /* Every update and launch passes here, and on the update path the
+   * library's whole budget is tens of nanoseconds beside the driver's
+   * set-params: cudaGetDevice is a full runtime call (launch_bench's micro
+   * section times it), cuCtxGetCurrent a read of the driver's thread
+   * state. When the current context is the one the executable's streams
+   * and graph were made in, its device is current: the runtime works in the
+   * current context, and cudaSetDevice makes the device's primary context
+   * current at once (CUDA >= 12), so the runtime's current device cannot
+   * differ from the current context's. Anything else (another context,
+   * none yet on this thread, no entry point) takes the full guard. */
+#if CUDART_VERSION >= 12000
+  if (b->context && sg__cuda_current_context() == b->context) {
+    *previous = b->device;
+    return SG_OK;
+  }
+#endif
+  return sg__cuda_enter(b->device, previous, fn);
 }
 
 void sg__cuda_leave(int device, int previous) {

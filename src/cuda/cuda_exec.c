@@ -174,6 +174,8 @@ static sg_status cuda_create(sg_exec *exec) {
     drain(b); /* an upload or a capture may have enqueued work */
     free_backend(b);
   } else {
+    /* The streams exist, so the context they live in is current now. */
+    b->context = sg__cuda_current_context();
     exec->backend = b;
   }
   sg__cuda_leave(device, previous);
@@ -194,7 +196,7 @@ static sg_status cuda_update_node(sg_exec *exec, uint32_t index, const sg__node 
   sg__cuda_state *b = exec->backend;
   *in_place = 0;
   int previous;
-  sg_status st = sg__cuda_enter(b->device, &previous, fn);
+  sg_status st = sg__cuda_enter_exec(b, &previous, fn);
   if (st) return st;
   sg__cuda_route route;
   sg__cuda_work *payload = NULL;

@@ -64,6 +64,8 @@ typedef struct sg__cuda_state {
   int device;
   int max_shared_optin;        /* cudaDevAttrMaxSharedMemoryPerBlockOptin */
   int max_shared_default;      /* cudaDevAttrMaxSharedMemoryPerBlock */
+  void *context;               /* the CUcontext the streams and graph were made in (when the
+                                  driver says), for sg__cuda_enter_exec's fast check */
 
   uint8_t *route;              /* node -> sg__cuda_route */
   sg__cuda_work **work;        /* node -> current payload (SG__ROUTE_HOST_WORK), else NULL */
@@ -94,8 +96,14 @@ typedef struct sg__cuda_state {
 
 /* Makes `device` current, remembering the previous one in *previous. */
 sg_status sg__cuda_enter(int device, int *previous, const char *fn);
+/* sg__cuda_enter for the executable's device, without asking the runtime
+ * when the executable's context is already current (updates and launches:
+ * see cuda_device.c). Pairs with sg__cuda_leave(b->device, previous). */
+sg_status sg__cuda_enter_exec(const sg__cuda_state *b, int *previous, const char *fn);
 /* Restores the device sg__cuda_enter replaced. */
 void sg__cuda_leave(int device, int previous);
+/* The calling thread's current CUcontext, or NULL (none, or unknown). */
+void *sg__cuda_current_context(void);
 /* Checks that `node` can run on the backend's device (memory kinds, a CUDA
  * function, shared memory within the device's limit, which it raises for
  * the function when needed) and gives its route. Message prefixed by `fn`. */
@@ -173,6 +181,13 @@ sg_status sg__cuda_streams_trace(sg__cuda_state *b, uint64_t *start_ns, uint64_t
 /* ---- graph_mode.c, graph_explicit.c, graph_capture.c, graph_update.c ---- */
 
 sg_status sg__cuda_graph_create(sg__cuda_state *b);
+/* The instantiated graph of a graph-mode CUDA executable and the graph node
+ * of each node (indexed like the snapshot; NULL where none), valid until
+ * the next rebuild. For benchmarks: bench/launch_bench.cu updates our own
+ * graph with the raw set-params call, to tell the driver's cost on the
+ * graph we build from the library's cost around it. */
+sg_status sg__cuda_graph_of(const sg_exec *exec, cudaGraphExec_t *graph_exec,
+                            const cudaGraphNode_t **nodes);
 sg_status sg__cuda_graph_launch(sg__cuda_state *b, void *cuda_stream);
 /* Builds and instantiates the graph from the snapshot, b->route and
  * b->work as they are now; on success replaces b->g (the caller has waited

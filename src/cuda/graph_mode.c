@@ -7,6 +7,7 @@
  * exactly sg_exec_launch's contract; so a caller's stream is used as it is
  * (no fork or join events), and NULL means streams[0]. Waiting needs one
  * event only when the graph went into a caller's stream. */
+#include "core/cuda_hooks.h"
 #include "core/sys.h"
 #include "cuda/cuda_call.h"
 #include "cuda/cuda_exec.h"
@@ -59,11 +60,23 @@ sg_status sg__cuda_graph_create(sg__cuda_state *b) {
   return sg__cuda_graph_rebuild(b, fn);
 }
 
+sg_status sg__cuda_graph_of(const sg_exec *exec, cudaGraphExec_t *graph_exec,
+                            const cudaGraphNode_t **nodes) {
+  static const char fn[] = "sg__cuda_graph_of";
+  if (!exec || exec->ops != sg__cuda_backend() || exec->options.mode != SG_MODE_GRAPH ||
+      !exec->backend)
+    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: not a graph-mode CUDA executable", fn);
+  const sg__cuda_state *b = exec->backend;
+  *graph_exec = b->g.exec;
+  *nodes = b->g.nodes;
+  return SG_OK;
+}
+
 sg_status sg__cuda_graph_launch(sg__cuda_state *b, void *cuda_stream) {
   static const char fn[] = "sg_exec_launch";
   if (b->s->node_count == 0) return SG_OK;
   int previous;
-  sg_status st = sg__cuda_enter(b->device, &previous, fn);
+  sg_status st = sg__cuda_enter_exec(b, &previous, fn);
   if (st) {
     sg__exec_fail(b->exec, st, "%s", sg_last_error());
     return st;

@@ -93,7 +93,7 @@ static sg_status replay(sg__cuda_state *b, cudaStream_t caller) {
 sg_status sg__cuda_streams_launch(sg__cuda_state *b, void *cuda_stream) {
   if (b->s->node_count == 0) return SG_OK; /* nothing to order or run */
   int previous;
-  sg_status st = sg__cuda_enter(b->device, &previous, launch_fn);
+  sg_status st = sg__cuda_enter_exec(b, &previous, launch_fn);
   if (st) return stopped(b, st, sg_last_error());
   /* Until the launch is fully enqueued, some streams may hold work that
    * `done` does not cover: waits then synchronise every stream. */
