@@ -14,7 +14,42 @@
 // baseline's samples interleaved. Prints a table; writes JSON to argv[1]
 // (default launch_bench.json). Targets (H200): graph <= 1.05x, streams <=
 // 1.15x, update+relaunch <= 1.10x of the baseline.
+//
+// Update-all breakdown (second table), to tell apart why updating every node
+// costs more than raw, all in the same run:
+//
+//   raw@ours     the raw loop (cudaGraphExecKernelNodeSetParams + cudaGraphLaunch)
+//                on OUR instantiated graph (sg__cuda_graph_of). ~raw: the graph we
+//                build (node order, dependency lists, explicit build) updates like
+//                the hand-built one, so any gap is the library's call path; ~ours:
+//                the graph itself is slower to update or relaunch.
+//   set ...      the same per-node calls with no launch at all (host time only,
+//                us per call): ours (sg_exec_set_kernel, graph mode), raw (hand-
+//                built graph), raw@ours (our graph), streams (sg_exec_set_kernel on
+//                a streams-mode executable: the library's whole path except the
+//                driver's set-params), driver (cuGraphExecKernelNodeSetParams
+//                with the kernel's CUfunction, on a hand-built graph: set raw -
+//                driver is the runtime's own layer, which a library calling the
+//                driver directly would not pay; 0 if the driver refused).
+//   lib ns       set ours - set raw@ours: what the library adds per call (expect
+//                about set streams, the library's path alone; well above it would
+//                mean the library slows the driver's own call down). Flat
+//                across rows: a per-call cost; growing with nodes: O(n) work per
+//                call; higher on 8-stream rows than on chains: O(streams) work;
+//                up only at 10,000 nodes: cache misses on the library's own state.
+//   floor        the hand-built graph's launch per node (graph section): the GPU's
+//                time per node. An update-all loop overlaps the host's updates
+//                with the previous launch, so it runs at max(host, GPU): where
+//                set raw < floor ("gpu" bound) per-call costs are hidden, and
+//                ours ~ raw there whatever the library costs. At 10,000 nodes a
+//                sample is 2 iterations, so the with-launch figures also carry
+//                the last launch's GPU time, floor / 2 per node, unoverlapped.
+//
+// A micro section first times cudaGetDevice, cuCtxGetCurrent and a mutex
+// lock+unlock pair: the device guard and locks the update path used to pay.
+#include <cuda.h>  // types only: the driver is reached through the runtime's entry points
 #include <cuda_runtime_api.h>
+#include <pthread.h>
 
 #include <algorithm>
 #include <chrono>
@@ -34,6 +69,10 @@
 
 // The executable's schedule (internal; the hand-written loop replays it).
 extern "C" const sg__schedule *sg__plan_schedule(const sg_plan *plan);
+// A graph-mode executable's instantiated graph and graph nodes (internal:
+// the raw update loop runs on them to isolate the library's own cost).
+extern "C" sg_status sg__cuda_graph_of(const sg_exec *exec, cudaGraphExec_t *graph_exec,
+                                       const cudaGraphNode_t **nodes);
 
 namespace {
 
@@ -118,24 +157,27 @@ double median(std::vector<double> v) {
 
 constexpr int kSamples = 7;
 
-// Runs `ours(reps)` and `base(reps)` (each returns microseconds for `reps`
-// iterations, waited for) once to warm up, then kSamples times each,
-// interleaved, alternating which goes first. Medians per iteration.
-std::pair<double, double> compare(int reps, const std::function<double(int)> &ours,
-                                  const std::function<double(int)> &base) {
-  ours(reps);
-  base(reps);
-  std::vector<double> a, b;
-  for (int s = 0; s < kSamples; s++) {
-    if (s % 2) {
-      b.push_back(base(reps));
-      a.push_back(ours(reps));
-    } else {
-      a.push_back(ours(reps));
-      b.push_back(base(reps));
+using Timed = std::function<double(int)>;
+
+// Runs each fns[i](reps) (returns microseconds for `reps` iterations, waited
+// for) once to warm up, then kSamples times each, interleaved, rotating
+// which goes first. Medians per iteration, in the order given.
+std::vector<double> compare_all(int reps, const std::vector<Timed> &fns) {
+  for (const Timed &f : fns) f(reps);
+  std::vector<std::vector<double>> t(fns.size());
+  for (int s = 0; s < kSamples; s++)
+    for (size_t k = 0; k < fns.size(); k++) {
+      size_t i = (k + size_t(s)) % fns.size();
+      t[i].push_back(fns[i](reps));
     }
-  }
-  return {median(a) / reps, median(b) / reps};
+  std::vector<double> m;
+  for (const auto &v : t) m.push_back(median(v) / reps);
+  return m;
+}
+
+std::pair<double, double> compare(int reps, const Timed &ours, const Timed &base) {
+  std::vector<double> m = compare_all(reps, {ours, base});
+  return {m[0], m[1]};
 }
 
 int reps_for(uint32_t n, int at_least) { return std::max<int>(at_least, 20000 / int(n)); }
@@ -269,6 +311,27 @@ struct HandGraph {
   }
 };
 
+// ---- the driver's kernel-node update, below the runtime ------------------------
+
+// cuGraphExecKernelNodeSetParams of the CUDA 12 ABI (CUDA_KERNEL_NODE_PARAMS_v2),
+// looked up once through the runtime (the bench links the runtime only).
+typedef CUresult (*DrvKernelSet)(CUgraphExec, CUgraphNode, const CUDA_KERNEL_NODE_PARAMS *);
+
+DrvKernelSet drv_kernel_set() {
+  static DrvKernelSet fn = [] {
+    void *p = nullptr;
+    cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+    if (cudaGetDriverEntryPointByVersion("cuGraphExecKernelNodeSetParams", &p, 12000,
+                                         cudaEnableDefault, &found) != cudaSuccess ||
+        found != cudaDriverEntryPointSuccess) {
+      cudaGetLastError();
+      return DrvKernelSet(nullptr);
+    }
+    return reinterpret_cast<DrvKernelSet>(p);
+  }();
+  return fn;
+}
+
 // ---- one configuration ----------------------------------------------------------
 
 struct Row {
@@ -280,7 +343,15 @@ struct Row {
   double graph_us = 0, hand_graph_us = 0;         // per node
   double update1_us = 0, raw_update1_us = 0;      // per update+launch
   double update_all_us = 0, raw_update_all_us = 0; // per node (update every node, launch)
+  double raw_ours_update_all_us = 0;               // per node: the raw loop on our graph
+  double set_ours_us = 0, set_raw_us = 0;          // per call, no launch
+  double set_raw_ours_us = 0, set_streams_us = 0;
+  double set_drv_us = 0;                           // the driver's call on a hand-built graph
   double create_explicit_ms = 0, create_capture_ms = 0, hand_build_ms = 0;
+
+  double lib_ns() const { return (set_ours_us - set_raw_ours_us) * 1e3; }
+  double graph_ns() const { return (set_raw_ours_us - set_raw_us) * 1e3; }
+  bool gpu_bound() const { return set_raw_us < hand_graph_us; }
 };
 
 Row run(const Dag &d) {
@@ -418,9 +489,93 @@ Row run(const Dag &d) {
       CK(cudaStreamSynchronize(hand.stream));
       return now_us() - t0;
     };
-    m = compare(reps_for(d.n, 2), ours_all, base_all);
-    r.update_all_us = m.first / n;
-    r.raw_update_all_us = m.second / n;
+    // The raw loop again, on the graph the library built and instantiated.
+    cudaGraphExec_t our_exec = nullptr;
+    const cudaGraphNode_t *our_nodes = nullptr;
+    SK(sg__cuda_graph_of(x, &our_exec, &our_nodes));
+    auto raw_on_ours_all = [&](int reps) {
+      double t0 = now_us();
+      for (int i = 0; i < reps; i++) {
+        for (uint32_t v = 0; v < d.n; v++) {
+          raw_arg = uint32_t(i) + v;
+          CK(cudaGraphExecKernelNodeSetParams(our_exec, our_nodes[v], &p));
+        }
+        CK(cudaGraphLaunch(our_exec, hand.stream));
+      }
+      CK(cudaStreamSynchronize(hand.stream));
+      return now_us() - t0;
+    };
+    std::vector<double> all =
+        compare_all(reps_for(d.n, 2), {ours_all, base_all, raw_on_ours_all});
+    r.update_all_us = all[0] / n;
+    r.raw_update_all_us = all[1] / n;
+    r.raw_ours_update_all_us = all[2] / n;
+
+    // The per-node calls alone, without launches: host time per call.
+    // Node v of the library graph has index v (added in order), which is
+    // how our_nodes is indexed.
+    sg_exec *xs = make_exec(ug, SG_MODE_STREAMS, SG_BUILD_EXPLICIT, nullptr);
+    auto set_lib = [&](sg_exec *e) {
+      return [&, e](int reps) {
+        double t0 = now_us();
+        for (int i = 0; i < reps; i++)
+          for (uint32_t v = 0; v < d.n; v++) {
+            arg = uint32_t(i) + v;
+            SK(sg_exec_set_kernel(e, ug.nodes[v], &desc));
+          }
+        return now_us() - t0;
+      };
+    };
+    auto set_raw = [&](cudaGraphExec_t e, const cudaGraphNode_t *nodes) {
+      return [&, e, nodes](int reps) {
+        double t0 = now_us();
+        for (int i = 0; i < reps; i++)
+          for (uint32_t v = 0; v < d.n; v++) {
+            raw_arg = uint32_t(i) + v;
+            CK(cudaGraphExecKernelNodeSetParams(e, nodes[v], &p));
+          }
+        return now_us() - t0;
+      };
+    };
+    // The raw update once more, through the driver with the kernel's
+    // CUfunction: what the runtime's own layer costs per call. On a graph of
+    // its own, so that no node the driver changed goes back to the runtime.
+    // Skipped (column 0) if the driver refuses.
+    HandGraph hand_drv(schedule_of(x), desc.func, raw_ptrs);
+    DrvKernelSet drv = drv_kernel_set();
+    CUDA_KERNEL_NODE_PARAMS dp = {};
+    cudaFunction_t cufn = nullptr;
+    bool drv_ok = drv && cudaGetFuncBySymbol(&cufn, desc.func) == cudaSuccess;
+    if (drv_ok) {
+      dp.func = reinterpret_cast<CUfunction>(cufn);
+      dp.gridDimX = dp.gridDimY = dp.gridDimZ = 1;
+      dp.blockDimX = dp.blockDimY = dp.blockDimZ = 1;
+      dp.kernelParams = raw_ptrs;
+      drv_ok = drv(reinterpret_cast<CUgraphExec>(hand_drv.exec),
+                   reinterpret_cast<CUgraphNode>(hand_drv.nodes[0]), &dp) == CUDA_SUCCESS;
+    }
+    cudaGetLastError();
+    auto set_drv = [&](int reps) {
+      double t0 = now_us();
+      for (int i = 0; i < reps; i++)
+        for (uint32_t v = 0; v < d.n; v++) {
+          raw_arg = uint32_t(i) + v;
+          if (drv(reinterpret_cast<CUgraphExec>(hand_drv.exec),
+                  reinterpret_cast<CUgraphNode>(hand_drv.nodes[v]), &dp) != CUDA_SUCCESS)
+            drv_ok = false;
+        }
+      return now_us() - t0;
+    };
+    std::vector<Timed> set_fns = {set_lib(x), set_raw(hand.exec, hand.nodes.data()),
+                                  set_raw(our_exec, our_nodes), set_lib(xs)};
+    if (drv_ok) set_fns.push_back(set_drv);
+    std::vector<double> set = compare_all(std::max<int>(1, 5000 / int(d.n)), set_fns);
+    r.set_ours_us = set[0] / n;
+    r.set_raw_us = set[1] / n;
+    r.set_raw_ours_us = set[2] / n;
+    r.set_streams_us = set[3] / n;
+    r.set_drv_us = drv_ok ? set[4] / n : 0;
+    SK(sg_exec_destroy(xs));
 
     sg_exec_stats st;
     SK(sg_exec_get_stats(x, &st));
@@ -435,6 +590,75 @@ Row run(const Dag &d) {
   return r;
 }
 
+// ---- micro: what the update path's device guard and locks cost ------------------
+
+struct Micro {
+  double get_device_ns = 0;  // cudaGetDevice (the old guard, per update and launch)
+  double ctx_current_ns = 0; // cuCtxGetCurrent (the guard's fast check now)
+  double mutex_pair_ns = 0;  // pthread mutex lock + unlock (two per update before)
+};
+
+// The driver's cuCtxGetCurrent, CUcontext spelled as void *.
+typedef int (*CtxGetCurrent)(void **);
+
+template <class F> double ns_per_call(F f) {
+  const int n = 1000000;
+  f();
+  double best = 1e30;
+  for (int s = 0; s < 3; s++) {
+    double t0 = now_us();
+    for (int i = 0; i < n; i++) f();
+    best = std::min(best, (now_us() - t0) * 1e3 / n);
+  }
+  return best;
+}
+
+Micro micro() {
+  Micro m;
+  CK(cudaFree(nullptr)); // the context exists and is current, as during updates
+  int dev = 0;
+  m.get_device_ns = ns_per_call([&] { CK(cudaGetDevice(&dev)); });
+  void *fn = nullptr;
+  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+  // Not fatal: without the entry point the library takes the full guard
+  // too, and the figure stays 0.
+  if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &fn, 12000, cudaEnableDefault,
+                                       &found) != cudaSuccess)
+    cudaGetLastError();
+  else if (found == cudaDriverEntryPointSuccess) {
+    CtxGetCurrent get = reinterpret_cast<CtxGetCurrent>(fn);
+    void *ctx = nullptr;
+    m.ctx_current_ns = ns_per_call([&] { (void)get(&ctx); });
+  }
+  pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+  m.mutex_pair_ns = ns_per_call([&] {
+    pthread_mutex_lock(&lock);
+    pthread_mutex_unlock(&lock);
+  });
+  return m;
+}
+
+// The host CPU's model name (Linux), since every library figure here is host time.
+std::string cpu_model() {
+  FILE *f = std::fopen("/proc/cpuinfo", "r");
+  if (!f) return "unknown";
+  char line[512];
+  std::string model = "unknown";
+  while (std::fgets(line, sizeof line, f)) {
+    const char *colon = std::strchr(line, ':');
+    if (!std::strncmp(line, "model name", 10) && colon) {
+      model = colon + 1;
+      model.erase(0, model.find_first_not_of(" \t"));
+      model.erase(model.find_last_not_of(" \t\n") + 1);
+      for (char &c : model)
+        if (c == '"' || c == '\\') c = ' ';
+      break;
+    }
+  }
+  std::fclose(f);
+  return model;
+}
+
 // ---- output -----------------------------------------------------------------------
 
 struct Target {
@@ -444,7 +668,8 @@ struct Target {
 };
 
 void write_json(const char *path, const std::vector<Row> &rows, const Target *targets, int nt,
-                const char *device, int driver, int runtime, double total_s) {
+                const Micro &mi, const char *device, const std::string &cpu, int driver,
+                int runtime, double total_s) {
   FILE *f = std::fopen(path, "w");
   if (!f) {
     std::fprintf(stderr, "launch_bench: cannot write %s\n", path);
@@ -454,9 +679,13 @@ void write_json(const char *path, const std::vector<Row> &rows, const Target *ta
   char date[32];
   std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
   std::fprintf(f, "{\n  \"benchmark\": \"launch_bench\",\n  \"date\": \"%s\",\n", date);
-  std::fprintf(f, "  \"device\": \"%s\",\n  \"driver_version\": %d,\n  \"runtime_version\": %d,\n",
-               device, driver, runtime);
-  std::fprintf(f, "  \"samples\": %d,\n  \"seconds\": %.1f,\n  \"targets\": [\n", kSamples, total_s);
+  std::fprintf(f, "  \"device\": \"%s\",\n  \"cpu\": \"%s\",\n", device, cpu.c_str());
+  std::fprintf(f, "  \"driver_version\": %d,\n  \"runtime_version\": %d,\n", driver, runtime);
+  std::fprintf(f, "  \"samples\": %d,\n  \"seconds\": %.1f,\n", kSamples, total_s);
+  std::fprintf(f,
+               "  \"micro_ns\": {\"cudaGetDevice\": %.1f, \"cuCtxGetCurrent\": %.1f, "
+               "\"mutex_lock_unlock\": %.1f},\n  \"targets\": [\n",
+               mi.get_device_ns, mi.ctx_current_ns, mi.mutex_pair_ns);
   for (int i = 0; i < nt; i++)
     std::fprintf(f, "    {\"ratio\": \"%s\", \"limit\": %.2f, \"worst\": %.4f, \"geomean\": %.4f}%s\n",
                  targets[i].what, targets[i].limit, targets[i].worst, targets[i].geomean,
@@ -473,16 +702,79 @@ void write_json(const char *path, const std::vector<Row> &rows, const Target *ta
         "     \"update1_us\": %.3f, \"raw_update1_us\": %.3f, \"update1_ratio\": %.4f,\n"
         "     \"update_all_us_per_node\": %.4f, \"raw_update_all_us_per_node\": %.4f, "
         "\"update_all_ratio\": %.4f,\n"
+        "     \"raw_on_ours_update_all_us_per_node\": %.4f, \"set_ours_us\": %.4f, "
+        "\"set_raw_us\": %.4f, \"set_raw_on_ours_us\": %.4f, \"set_streams_us\": %.4f, "
+        "\"set_driver_us\": %.4f, "
+        "\"lib_ns_per_call\": %.1f, \"graph_ns_per_call\": %.1f, \"bound\": \"%s\",\n"
         "     \"create_explicit_ms\": %.3f, \"create_capture_ms\": %.3f, \"hand_build_ms\": %.3f}%s\n",
         r.topology.c_str(), r.nodes, r.edges, r.reduced_edges, r.streams, r.events, r.streams_us,
         r.hand_loop_us, r.streams_us / r.hand_loop_us, r.graph_us, r.hand_graph_us,
         r.graph_us / r.hand_graph_us, r.update1_us, r.raw_update1_us,
         r.update1_us / r.raw_update1_us, r.update_all_us, r.raw_update_all_us,
-        r.update_all_us / r.raw_update_all_us, r.create_explicit_ms, r.create_capture_ms,
+        r.update_all_us / r.raw_update_all_us, r.raw_ours_update_all_us, r.set_ours_us,
+        r.set_raw_us, r.set_raw_ours_us, r.set_streams_us, r.set_drv_us, r.lib_ns(), r.graph_ns(),
+        r.gpu_bound() ? "gpu" : "host", r.create_explicit_ms, r.create_capture_ms,
         r.hand_build_ms, i + 1 < rows.size() ? "," : "");
   }
   std::fprintf(f, "  ]\n}\n");
   std::fclose(f);
+}
+
+double geomean_of(const std::vector<Row> &rows, double (*ratio)(const Row &)) {
+  double log_sum = 0;
+  for (const Row &r : rows) log_sum += std::log(ratio(r));
+  return std::exp(log_sum / rows.size());
+}
+
+// The update-all breakdown (see the top of the file for how to read it).
+void print_breakdown(const std::vector<Row> &rows, const Micro &mi) {
+  std::printf("\nupdate_all breakdown: with launch, us per node | set-params only (no launch), "
+              "us per call | ns per call\n");
+  std::printf("%-8s %6s %3s | %7s %7s %8s | %7s %7s %8s %7s %7s | %6s %6s | %6s %4s\n",
+              "topology", "nodes", "str", "ours", "raw", "raw@ours", "set:ours", "raw",
+              "raw@ours", "streams", "driver", "lib", "graph", "floor", "bnd");
+  for (const Row &r : rows)
+    std::printf("%-8s %6u %3u | %7.3f %7.3f %8.3f | %8.3f %7.3f %8.3f %7.3f %7.3f | %6.0f %6.0f "
+                "| %6.3f %4s\n",
+                r.topology.c_str(), r.nodes, r.streams, r.update_all_us, r.raw_update_all_us,
+                r.raw_ours_update_all_us, r.set_ours_us, r.set_raw_us, r.set_raw_ours_us,
+                r.set_streams_us, r.set_drv_us, r.lib_ns(), r.graph_ns(), r.hand_graph_us,
+                r.gpu_bound() ? "gpu" : "host");
+  std::vector<double> lib, lib_chain, lib_multi, lib_10000, streams_ns, beyond, runtime_layer;
+  for (const Row &r : rows) {
+    lib.push_back(r.lib_ns());
+    (r.streams > 1 ? lib_multi : lib_chain).push_back(r.lib_ns());
+    if (r.nodes == 10000) lib_10000.push_back(r.lib_ns());
+    streams_ns.push_back(r.set_streams_us * 1e3);
+    beyond.push_back(r.lib_ns() - r.set_streams_us * 1e3);
+    if (r.set_drv_us > 0) runtime_layer.push_back((r.set_raw_us - r.set_drv_us) * 1e3);
+  }
+  auto graph_launch = [](const Row &r) { return r.raw_ours_update_all_us / r.raw_update_all_us; };
+  auto graph_set = [](const Row &r) { return r.set_raw_ours_us / r.set_raw_us; };
+  auto lib_share = [](const Row &r) { return r.update_all_us / r.raw_ours_update_all_us; };
+  std::printf("graph effect (raw on our graph / raw on the hand-built one), geomean: with launch "
+              "%.3f, set only %.3f\n",
+              geomean_of(rows, graph_launch), geomean_of(rows, graph_set));
+  std::printf("library per call (set ours - set raw@ours), median ns: all %.0f, 1-stream rows "
+              "%.0f, multi-stream rows %.0f, 10,000-node rows %.0f; streams-mode set %.0f\n",
+              median(lib), median(lib_chain), median(lib_multi), median(lib_10000),
+              median(streams_ns));
+  std::printf("ours / raw@ours with launch, geomean %.3f (the library's share of update_all)\n",
+              geomean_of(rows, lib_share));
+  // The streams-mode set is the library's own instructions and runtime calls
+  // without the driver's set-params; lib well above it means the library
+  // makes the driver's call itself slower (caches, predictors), not its own.
+  std::printf("lib - streams-mode set, median ns: %.0f (~0: the library's cost is its own path)\n",
+              median(beyond));
+  if (runtime_layer.empty())
+    std::printf("runtime layer: n/a (the driver's cuGraphExecKernelNodeSetParams was refused)\n");
+  else
+    std::printf("runtime layer (set raw - set driver), median ns: %.0f (what calling the driver "
+                "directly, with a cached CUfunction, would save per update)\n",
+                median(runtime_layer));
+  std::printf("taken off each update by the cheap device guard and the lock-free handle check "
+              "and counters (micro: cudaGetDevice - cuCtxGetCurrent + 2 lock pairs): ~%.0f ns\n",
+              mi.get_device_ns - mi.ctx_current_ns + 2 * mi.mutex_pair_ns);
 }
 
 }  // namespace
@@ -500,6 +792,12 @@ int main(int argc, char **argv) {
   CK(cudaRuntimeGetVersion(&runtime));
   std::printf("launch_bench on %s (driver %d, runtime %d); median of %d samples\n", prop.name,
               driver, runtime, kSamples);
+  const std::string cpu = cpu_model();
+  std::printf("host CPU: %s\n", cpu.c_str());
+  const Micro mi = micro();
+  std::printf("micro (ns per call): cudaGetDevice %.1f, cuCtxGetCurrent %.1f, "
+              "mutex lock+unlock %.1f\n\n",
+              mi.get_device_ns, mi.ctx_current_ns, mi.mutex_pair_ns);
   std::printf("per node (us) unless noted; ratio = ours / hand-written\n\n");
   std::printf("%-8s %6s %3s | %8s %8s %5s | %8s %8s %5s | %9s %9s %5s | %8s %8s %5s\n",
               "topology", "nodes", "str", "streams", "hand", "ratio", "graph", "handgr", "ratio",
@@ -540,11 +838,12 @@ int main(int argc, char **argv) {
   for (const Target &t : targets)
     std::printf("%-10s %6.2f  %7.3f  %5.3f  %s\n", t.what, t.limit, t.geomean, t.worst,
                 t.worst <= t.limit ? "met" : (t.geomean <= t.limit ? "met on geomean" : "MISSED"));
+  print_breakdown(rows, mi);
   std::printf("\nbuild times (ms): ours explicit / ours capture / hand-built (instantiate+upload)\n");
   for (const Row &r : rows)
     std::printf("  %-8s %6u  %9.2f %9.2f %9.2f\n", r.topology.c_str(), r.nodes,
                 r.create_explicit_ms, r.create_capture_ms, r.hand_build_ms);
   std::printf("\ntotal %.1f s; JSON: %s\n", total_s, json);
-  write_json(json, rows, targets, 4, prop.name, driver, runtime, total_s);
+  write_json(json, rows, targets, 4, mi, prop.name, cpu, driver, runtime, total_s);
   return 0;
 }
