@@ -380,6 +380,18 @@ void sg__node_replace_keeping(sg__node *dst, sg__node *src, sg__arg_spare *spare
 
 void sg__node_replace(sg__node *dst, sg__node *src) { sg__node_replace_keeping(dst, src, NULL); }
 
+void sg__memset_fill(const sg__memset *m) {
+  if (m->element_size == 1) {
+    memset(m->dst, (int)m->value, m->count);
+  } else if (m->element_size == 2) {
+    uint16_t *p = m->dst, v = (uint16_t)m->value;
+    for (size_t i = 0; i < m->count; i++) p[i] = v;
+  } else {
+    uint32_t *p = m->dst, v = m->value;
+    for (size_t i = 0; i < m->count; i++) p[i] = v;
+  }
+}
+
 int sg__node_params_equal(const sg__node *a, const sg__node *b) {
   if (a->kind != b->kind) return 0;
   switch (a->kind) {

@@ -132,6 +132,9 @@ void sg__node_free(sg__node *node);
  * has none; src is consumed (moved: left an empty node owning nothing), so
  * nothing is allocated. */
 void sg__node_replace(sg__node *dst, sg__node *src);
+/* Carries out a memset whose destination the CPU can write (the host
+ * backend, and host memory on the CUDA backend). */
+void sg__memset_fill(const sg__memset *m);
 /* 1 if both nodes have equal parameters (used to skip unchanged nodes). */
 int sg__node_params_equal(const sg__node *a, const sg__node *b);
 

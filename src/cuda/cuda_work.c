@@ -44,18 +44,6 @@ void sg__cuda_work_reap(sg__cuda_state *b) {
   }
 }
 
-static void fill(const sg__memset *m) {
-  if (m->element_size == 1) {
-    memset(m->dst, (int)m->value, m->count);
-  } else if (m->element_size == 2) {
-    uint16_t *p = m->dst, v = (uint16_t)m->value;
-    for (size_t i = 0; i < m->count; i++) p[i] = v;
-  } else {
-    uint32_t *p = m->dst, v = m->value;
-    for (size_t i = 0; i < m->count; i++) p[i] = v;
-  }
-}
-
 /* Runs on a CUDA runtime thread: no CUDA call may be made here (it could
  * deadlock the runtime), and failures go to the executable's failure state.
  * After a failure the rest of the launch's host work is skipped, as on the
@@ -74,7 +62,7 @@ void CUDART_CB sg__cuda_work_run(void *payload) {
       memcpy(w->u.copy.dst, w->u.copy.src, w->u.copy.bytes);
       break;
     default:
-      fill(&w->u.memset);
+      sg__memset_fill(&w->u.memset);
       break;
   }
 }

@@ -39,18 +39,6 @@ sg_status sg__host_check_node(const sg__node *node, uint32_t index, const char *
   }
 }
 
-static void fill(const sg__memset *m) {
-  if (m->element_size == 1) {
-    memset(m->dst, (int)m->value, m->count);
-  } else if (m->element_size == 2) {
-    uint16_t *p = m->dst, v = (uint16_t)m->value;
-    for (size_t i = 0; i < m->count; i++) p[i] = v;
-  } else {
-    uint32_t *p = m->dst, v = m->value;
-    for (size_t i = 0; i < m->count; i++) p[i] = v;
-  }
-}
-
 sg_status sg__host_run_node(const sg__node *node, uint32_t index, char *message, size_t cap) {
   char label[SG__LABEL_BYTES];
   int rc;
@@ -59,7 +47,7 @@ sg_status sg__host_run_node(const sg__node *node, uint32_t index, char *message,
       memcpy(node->u.copy.dst, node->u.copy.src, node->u.copy.bytes);
       return SG_OK;
     case SG__NODE_MEMSET:
-      fill(&node->u.memset);
+      sg__memset_fill(&node->u.memset);
       return SG_OK;
     case SG__NODE_KERNEL: {
       const sg__kernel *k = &node->u.kernel;
