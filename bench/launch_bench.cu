@@ -64,6 +64,7 @@
 #include <vector>
 
 #include "plan/schedule.h"
+#include "bench_check.h"
 #include "streamgraph/kernels.h"
 #include "streamgraph/streamgraph.h"
 
@@ -78,19 +79,6 @@ namespace {
 
 __global__ void noop_arg(uint32_t) {}
 
-void check_cuda(cudaError_t e, const char *what, int line) {
-  if (e == cudaSuccess) return;
-  std::fprintf(stderr, "launch_bench:%d: %s: %s\n", line, what, cudaGetErrorName(e));
-  std::exit(1);
-}
-void check_sg(sg_status s, const char *what, int line) {
-  if (s == SG_OK) return;
-  std::fprintf(stderr, "launch_bench:%d: %s: %s: %s\n", line, what, sg_status_name(s),
-               sg_last_error());
-  std::exit(1);
-}
-#define CK(x) check_cuda((x), #x, __LINE__)
-#define SK(x) check_sg((x), #x, __LINE__)
 
 // ---- topologies ------------------------------------------------------------
 
@@ -192,10 +180,10 @@ struct LibGraph {
 // Every node runs `desc` (copied by the library when added).
 LibGraph make_lib_graph(const Dag &d, const sg_kernel_desc &desc) {
   LibGraph lg;
-  SK(sg_graph_create(&lg.g));
+  SGK(sg_graph_create(&lg.g));
   lg.nodes.resize(d.n);
-  for (uint32_t i = 0; i < d.n; i++) SK(sg_graph_add_kernel(lg.g, &desc, nullptr, 0, &lg.nodes[i]));
-  for (auto &e : d.edges) SK(sg_graph_add_edge(lg.g, lg.nodes[e.first], lg.nodes[e.second]));
+  for (uint32_t i = 0; i < d.n; i++) SGK(sg_graph_add_kernel(lg.g, &desc, nullptr, 0, &lg.nodes[i]));
+  for (auto &e : d.edges) SGK(sg_graph_add_edge(lg.g, lg.nodes[e.first], lg.nodes[e.second]));
   return lg;
 }
 
@@ -207,14 +195,14 @@ sg_exec *make_exec(const LibGraph &lg, sg_exec_mode mode, sg_graph_build build, 
   o.build = build;
   sg_exec *x = nullptr;
   double t0 = now_us();
-  SK(sg_exec_create(lg.g, &o, &x));
+  SGK(sg_exec_create(lg.g, &o, &x));
   if (ms) *ms = (now_us() - t0) / 1e3;
   return x;
 }
 
 const sg__schedule *schedule_of(sg_exec *x) {
   const sg_plan *plan = nullptr;
-  SK(sg_exec_get_plan(x, &plan));
+  SGK(sg_exec_get_plan(x, &plan));
   return sg__plan_schedule(plan);
 }
 
@@ -375,8 +363,8 @@ Row run(const Dag &d) {
     HandLoop hand(s, empty.desc.func);
     auto ours = [&](int reps) {
       double t0 = now_us();
-      for (int i = 0; i < reps; i++) SK(sg_exec_launch(x, nullptr));
-      SK(sg_exec_wait(x));
+      for (int i = 0; i < reps; i++) SGK(sg_exec_launch(x, nullptr));
+      SGK(sg_exec_wait(x));
       return now_us() - t0;
     };
     auto base = [&](int reps) {
@@ -388,20 +376,20 @@ Row run(const Dag &d) {
     auto m = compare(reps_for(d.n, 3), ours, base);
     r.streams_us = m.first / n;
     r.hand_loop_us = m.second / n;
-    SK(sg_exec_destroy(x));
+    SGK(sg_exec_destroy(x));
   }
 
   // Graph mode against the hand-built graph.
   {
     sg_exec *x = make_exec(lg, SG_MODE_GRAPH, SG_BUILD_EXPLICIT, &r.create_explicit_ms);
     sg_exec *xc = make_exec(lg, SG_MODE_GRAPH, SG_BUILD_CAPTURE, &r.create_capture_ms);
-    SK(sg_exec_destroy(xc));
+    SGK(sg_exec_destroy(xc));
     HandGraph hand(schedule_of(x), empty.desc.func, nullptr);
     r.hand_build_ms = hand.build_ms;
     auto ours = [&](int reps) {
       double t0 = now_us();
-      for (int i = 0; i < reps; i++) SK(sg_exec_launch(x, nullptr));
-      SK(sg_exec_wait(x));
+      for (int i = 0; i < reps; i++) SGK(sg_exec_launch(x, nullptr));
+      SGK(sg_exec_wait(x));
       return now_us() - t0;
     };
     auto base = [&](int reps) {
@@ -413,9 +401,9 @@ Row run(const Dag &d) {
     auto m = compare(reps_for(d.n, 5), ours, base);
     r.graph_us = m.first / n;
     r.hand_graph_us = m.second / n;
-    SK(sg_exec_destroy(x));
+    SGK(sg_exec_destroy(x));
   }
-  SK(sg_graph_destroy(lg.g));
+  SGK(sg_graph_destroy(lg.g));
 
   // Update + relaunch: nodes of a one-argument empty kernel whose argument
   // changes; ours through sg_exec_set_kernel, raw through the exec set-params.
@@ -445,10 +433,10 @@ Row run(const Dag &d) {
       double t0 = now_us();
       for (int i = 0; i < reps; i++) {
         arg = uint32_t(i);
-        SK(sg_exec_set_kernel(x, ug.nodes[i % d.n], &desc));
-        SK(sg_exec_launch(x, nullptr));
+        SGK(sg_exec_set_kernel(x, ug.nodes[i % d.n], &desc));
+        SGK(sg_exec_launch(x, nullptr));
       }
-      SK(sg_exec_wait(x));
+      SGK(sg_exec_wait(x));
       return now_us() - t0;
     };
     auto base1 = [&](int reps) {
@@ -470,11 +458,11 @@ Row run(const Dag &d) {
       for (int i = 0; i < reps; i++) {
         for (uint32_t v = 0; v < d.n; v++) {
           arg = uint32_t(i) + v;
-          SK(sg_exec_set_kernel(x, ug.nodes[v], &desc));
+          SGK(sg_exec_set_kernel(x, ug.nodes[v], &desc));
         }
-        SK(sg_exec_launch(x, nullptr));
+        SGK(sg_exec_launch(x, nullptr));
       }
-      SK(sg_exec_wait(x));
+      SGK(sg_exec_wait(x));
       return now_us() - t0;
     };
     auto base_all = [&](int reps) {
@@ -492,7 +480,7 @@ Row run(const Dag &d) {
     // The raw loop again, on the graph the library built and instantiated.
     cudaGraphExec_t our_exec = nullptr;
     const cudaGraphNode_t *our_nodes = nullptr;
-    SK(sg__cuda_graph_of(x, &our_exec, &our_nodes));
+    SGK(sg__cuda_graph_of(x, &our_exec, &our_nodes));
     auto raw_on_ours_all = [&](int reps) {
       double t0 = now_us();
       for (int i = 0; i < reps; i++) {
@@ -521,7 +509,7 @@ Row run(const Dag &d) {
         for (int i = 0; i < reps; i++)
           for (uint32_t v = 0; v < d.n; v++) {
             arg = uint32_t(i) + v;
-            SK(sg_exec_set_kernel(e, ug.nodes[v], &desc));
+            SGK(sg_exec_set_kernel(e, ug.nodes[v], &desc));
           }
         return now_us() - t0;
       };
@@ -575,17 +563,17 @@ Row run(const Dag &d) {
     r.set_raw_ours_us = set[2] / n;
     r.set_streams_us = set[3] / n;
     r.set_drv_us = drv_ok ? set[4] / n : 0;
-    SK(sg_exec_destroy(xs));
+    SGK(sg_exec_destroy(xs));
 
     sg_exec_stats st;
-    SK(sg_exec_get_stats(x, &st));
+    SGK(sg_exec_get_stats(x, &st));
     if (st.rebuilds != 0 || st.in_place_updates != st.param_updates)
       std::fprintf(stderr, "launch_bench: %s %u: %llu of %llu updates not in place\n",
                    d.name.c_str(), d.n,
                    (unsigned long long)(st.param_updates - st.in_place_updates),
                    (unsigned long long)st.param_updates);
-    SK(sg_exec_destroy(x));
-    SK(sg_graph_destroy(ug.g));
+    SGK(sg_exec_destroy(x));
+    SGK(sg_graph_destroy(ug.g));
   }
   return r;
 }

@@ -33,27 +33,9 @@
 #include <string>
 #include <vector>
 
+#include "bench_check.h"
 #include "streamgraph/kernels.h"
 #include "streamgraph/streamgraph.h"
-
-#define CK(x)                                                                              \
-  do {                                                                                     \
-    cudaError_t e_ = (x);                                                                  \
-    if (e_ != cudaSuccess) {                                                               \
-      std::fprintf(stderr, "%s:%d: %s -> %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(2);                                                                        \
-    }                                                                                      \
-  } while (0)
-
-#define SGK(x)                                                                             \
-  do {                                                                                     \
-    sg_status s_ = (x);                                                                    \
-    if (s_ != SG_OK) {                                                                     \
-      std::fprintf(stderr, "%s:%d: %s -> %s: %s\n", __FILE__, __LINE__, #x,                 \
-                   sg_status_name(s_), sg_last_error());                                   \
-      std::exit(2);                                                                        \
-    }                                                                                      \
-  } while (0)
 
 namespace {
 
