@@ -28,7 +28,12 @@ typedef enum sg_fault_kind {
 SG_API void sg_fault_arm(unsigned kinds, unsigned long nth);
 /* 1 if the armed fault has been delivered since sg_fault_arm. */
 SG_API int sg_fault_fired(void);
-/* Allocations made through the library's wrapper and not yet freed. */
+/* Allocations made through the library's wrapper and not yet freed. That
+ * includes bookkeeping that lives as long as what it tracks: the table of
+ * sg_mem_alloc allocations (one allocation while any of them lives), the
+ * handle registry (while any handle lives), and the default pinned pool with
+ * its slabs and copy threads, which lives until the process ends once made.
+ * Take a baseline with those in the state the measured code leaves them. */
 SG_API long sg_live_allocations(void);
 
 #ifdef __cplusplus
