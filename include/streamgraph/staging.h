@@ -10,8 +10,17 @@
  * in place once (registration cache), or by the driver's own pageable path.
  *
  * Whether a host buffer is pageable is detected (sg_mem_kind), never declared.
- * docs/staging.md gives the full semantics; in short:
+ * A copy between pageable memory and device (or managed) memory is a
+ * candidate. docs/staging.md gives the full semantics; in short:
  *
+ *  - In graph mode (CUDA) every candidate is staged or registered, whatever
+ *    the policy: the CUDA driver does not run a graph's memcpy node with a
+ *    pageable side in graph order, so SG_STAGING_NONE and small AUTO copies
+ *    are staged there too (through the pool: the default pool if none is
+ *    given). A caller capturing a streams-mode launch into its own graph
+ *    gets a candidate copy only through a buffer registered already
+ *    (SG_STAGING_REGISTER, after a launch outside the capture); otherwise
+ *    the launch fails with SG_ERR_UNSUPPORTED.
  *  - The source of a host->device copy may be written again once the copy
  *    node has finished: by a node that depends on it, or by the caller after
  *    the launch has completed (sg_exec_wait, or the caller's stream has passed
@@ -47,14 +56,17 @@ extern "C" {
 typedef struct sg_pinned_pool sg_pinned_pool;
 
 typedef enum sg_staging_policy {
-  SG_STAGING_AUTO = 0,   /* CUDA: copies of at least auto_min_bytes are staged, and a buffer
-                            the same node copies in auto_register_after launches in a row is
-                            registered; smaller copies take the driver's path. The host
-                            backend (no DMA to overlap) copies directly. */
+  SG_STAGING_AUTO = 0,   /* CUDA streams mode: copies of at least auto_min_bytes are staged,
+                            and a buffer the same node copies in auto_register_after launches
+                            in a row is registered; smaller copies take the driver's path.
+                            CUDA graph mode: staged (an existing registration is used). The
+                            host backend (no DMA to overlap) copies directly. */
   SG_STAGING_STAGE,      /* always stage through the pool's pinned chunks (any size) */
   SG_STAGING_REGISTER,   /* pin the user's buffer in place (cached, LRU under a cap);
                             stages when the buffer cannot be registered */
-  SG_STAGING_NONE        /* hand pageable memory to the driver as it is */
+  SG_STAGING_NONE        /* hand pageable memory to the driver as it is (streams mode; the
+                            host backend copies directly); CUDA graph mode stages it, since
+                            a graph cannot take it as it is */
 } sg_staging_policy;
 
 /* Part of sg_exec_options. Zero means "the default" for every number; the
@@ -62,7 +74,9 @@ typedef enum sg_staging_policy {
 typedef struct sg_staging_options {
   sg_staging_policy policy;
   sg_pinned_pool *pool;       /* NULL: the process-wide default pool */
-  size_t chunk_bytes;         /* 0: 4 MiB (DMA near peak from 4 MiB up) */
+  size_t chunk_bytes;         /* 0: adapted to each copy's size and direction, 1 to 16 MiB
+                                 (64 MiB: 10.7 MiB host->device, 16 MiB device->host;
+                                 1 GiB: 16 MiB; 8 MiB or less: one or two chunks) */
   unsigned ring_depth;        /* pinned chunks in flight per staged copy; 0: 4 */
   unsigned copy_threads;      /* host threads splitting each chunk's copy; 0: half the CPUs,
                                  at most 8 */

@@ -16,21 +16,26 @@
  *
  * Staging decides (src/staging/cuda_staging.h; edits here by the staging
  * engineer, marked "staging:"): a candidate copy (pageable memory on one
- * side, device memory on the other) is staged through the pinned pool or
- * copied through a registered buffer, by policy; everything else, and the
- * DIRECT route, takes the driver's own pageable path:
- * - streams mode: cudaMemcpyAsync. From a pageable source the driver copies
- *   the source when the call is made, not when the stream gets there, so
- *   the stream is first synchronised: otherwise data written by an earlier
- *   node of the same launch (a host callback, a copy) would be read stale.
- *   To a pageable destination the call returns once the copy is complete,
- *   which already includes the earlier work. Both block the launching
- *   thread; that is the cost pinned staging removes. (When a caller captures
- *   a streams-mode launch into its own graph, no synchronisation is made:
- *   the copy becomes a memcpy node that runs in graph order.)
- * - graph mode: a memcpy node, which the driver executes in graph order.
- *   Stream capture does not capture these copies; the capture builder adds
- *   the same node through here, so both builds share one path. */
+ * side, device or managed memory on the other) is staged through the
+ * pinned pool or copied through a registered buffer, by policy; in streams
+ * mode the DIRECT route (SG_STAGING_NONE, small AUTO copies) takes the
+ * driver's own pageable path, cudaMemcpyAsync. From a pageable source the
+ * driver copies the source when the call is made, not when the stream gets
+ * there, so the stream is first synchronised: otherwise data written by an
+ * earlier node of the same launch (a host callback, a copy) would be read
+ * stale. To a pageable destination the call returns once the copy is
+ * complete, which already includes the earlier work. Both block the
+ * launching thread; that is the cost pinned staging removes.
+ *
+ * In a CUDA graph there is no DIRECT route: the driver does not carry out a
+ * memcpy node with a pageable side in graph order (on the H200 it read the
+ * source before the host node that writes it had run), so staging stages or
+ * registers every candidate of graph mode, whatever the policy, and fails
+ * the build rather than leave one to a plain node (src/staging/policy.h).
+ * Stream capture does not capture these copies; the capture builder adds
+ * the same node through here, so both builds share one path. A caller
+ * capturing a streams-mode launch gets a pageable copy only through a
+ * buffer registered already; staging refuses the launch otherwise. */
 #include "cuda/cuda_call.h"
 #include "cuda/cuda_exec.h"
 #include "staging/cuda_staging.h" /* staging: the pinned ring and the registration cache */
@@ -39,7 +44,8 @@
 static cudaError_t driver_enqueue(const sg__copy *c, cudaStream_t stream, const char **call) {
   if (c->src_memory == SG_MEMORY_HOST_PAGEABLE) {
     /* Unless a caller is capturing this launch into its own graph, where a
-     * synchronisation is illegal and the memcpy node runs in graph order. */
+     * synchronisation is illegal (staging: a candidate never gets here
+     * then; this is for copies staging does not know). */
     enum cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
     *call = "cudaStreamIsCapturing";
     cudaError_t err = SG_CUDA(cudaStreamIsCapturing(stream, &capturing));
@@ -86,7 +92,9 @@ cudaError_t sg__cuda_pageable_copy_add_node(sg__cuda_state *b, const sg__copy *c
                                             cudaGraph_t graph, const cudaGraphNode_t *deps,
                                             size_t dep_count, cudaGraphNode_t *node,
                                             const char **call) {
-  int taken = 0; /* staging: a child graph for a staged copy, a held registration */
+  /* staging: a child graph for a staged copy, a held registration; every
+   * candidate is taken (there is no pageable memcpy node in a graph) */
+  int taken = 0;
   cudaError_t err = sg__staging_cuda_add_node(b->staging, index_of_copy(b, c), c, graph, deps,
                                               dep_count, node, call, &taken);
   if (taken) return err;

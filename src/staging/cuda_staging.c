@@ -35,9 +35,8 @@ static void CUDART_CB d2h_last_cb(void *arg) {
  * a run was enqueued before an enqueue failed. */
 static void CUDART_CB finish_cb(void *arg) { sg__stage_run_free(arg); /* quiesces first */ }
 
-static enum cudaMemcpyKind kind_of(sg__stage_dir dir) {
-  return dir == SG__STAGE_H2D ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
-}
+/* Every DMA names its kind cudaMemcpyDefault: the device side may be device
+ * or managed memory, and unified addressing tells them apart. */
 
 static sg_status fail(cudaError_t err, const char *call, const char *where, const char *label) {
   char context[SG_ERROR_MESSAGE_BYTES];
@@ -65,12 +64,12 @@ static cudaError_t enqueue_run(sg__stage_run *run, cudaStream_t stream, int tran
         return err;
       ++*enqueued;
       *call = "cudaMemcpyAsync";
-      err = SG_CUDA(cudaMemcpyAsync(dev, slot, len, cudaMemcpyHostToDevice, stream));
+      err = SG_CUDA(cudaMemcpyAsync(dev, slot, len, cudaMemcpyDefault, stream));
       if (err != cudaSuccess) return err;
       ++*enqueued;
     } else {
       *call = "cudaMemcpyAsync";
-      err = SG_CUDA(cudaMemcpyAsync(slot, dev, len, cudaMemcpyDeviceToHost, stream));
+      err = SG_CUDA(cudaMemcpyAsync(slot, dev, len, cudaMemcpyDefault, stream));
       if (err != cudaSuccess) return err;
       ++*enqueued;
       *call = "cudaLaunchHostFunc";
@@ -110,19 +109,21 @@ static void abandon(sg__stage_run *run, cudaStream_t stream, unsigned enqueued) 
 }
 
 /* A copy through a registered buffer, per launch: the fence recorded after
- * it keeps the registration from eviction until the copy is done. */
+ * it (`fence`) keeps the registration from eviction until the copy is done.
+ * A captured copy has no fence (an event recorded in a capture cannot be
+ * queried); its binding holds the registration instead. */
 static sg_status enqueue_registered(sg__staging *st, uint32_t index, cudaStream_t stream,
-                                    const char *where, const char *label, const char *context) {
+                                    const char *where, const char *label, const char *context,
+                                    int fence) {
   const sg__copy *c = &st->exec->snap.nodes[index].u.copy;
   sg__reg_binding *b = st->nodes[index].reg;
-  cudaError_t err = SG_CUDA(cudaMemcpyAsync(c->dst, c->src, c->bytes,
-                                            kind_of(st->nodes[index].dir), stream));
+  cudaError_t err = SG_CUDA(cudaMemcpyAsync(c->dst, c->src, c->bytes, cudaMemcpyDefault, stream));
   if (err != cudaSuccess) {
     cudaGetLastError();
     sg__reg_use_end(b, NULL, context);
     return fail(err, "cudaMemcpyAsync", where, label);
   }
-  sg_status s = sg__reg_use_end(b, stream, context);
+  sg_status s = sg__reg_use_end(b, fence ? stream : NULL, context);
   if (s) {
     /* No fence: wait for the copy here instead, so that the registration
      * is never released under it. */
@@ -150,6 +151,30 @@ static void refresh(sg__staging *st, uint32_t index) {
   sn->seen_bytes = c->bytes;
 }
 
+/* A caller is capturing this streams-mode launch into a graph of its own.
+ * The copy becomes a node of that graph, which may run any number of times
+ * after this launch returns: a per-launch ring cannot serve it, and a memcpy
+ * node with a pageable side does not run in graph order (policy.h). A
+ * buffer registered already (REGISTER, or AUTO once it registered, on an
+ * uncaptured launch) can go in as a plain copy: the node holds the
+ * registration from now on, until its parameters change or the executable
+ * is destroyed, so that the caller's graph never reads unpinned pages.
+ * Nothing here may allocate or register: that is not allowed while the
+ * caller's thread is capturing. */
+static sg_status enqueue_captured(sg__staging *st, uint32_t index, cudaStream_t stream,
+                                  const char *where, const char *label, const char *context) {
+  sg__reg_binding *b = st->nodes[index].reg;
+  if (!b || !sg__reg_use_begin(b))
+    return sg__fail(SG_ERR_UNSUPPORTED,
+                    "%s: %s: the launch is being captured into a CUDA graph, and a copy with a "
+                    "pageable side cannot be part of one as it is (CUDA does not run it in graph "
+                    "order); use graph mode (SG_MODE_GRAPH stages it), pinned memory, or "
+                    "SG_STAGING_REGISTER with one launch before the capture",
+                    where, label);
+  sg__reg_hold(b);
+  return enqueue_registered(st, index, stream, where, label, context, 0);
+}
+
 sg_status sg__staging_cuda_enqueue(sg__staging *st, uint32_t index, cudaStream_t stream,
                                    const char *where, int *taken) {
   *taken = 0;
@@ -161,20 +186,19 @@ sg_status sg__staging_cuda_enqueue(sg__staging *st, uint32_t index, cudaStream_t
   char label[SG__LABEL_BYTES + 16];
   sg__staging_label(st, index, label);
 
-  /* A per-launch ring cannot live in a graph someone else captures. */
   enum cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   cudaError_t err = SG_CUDA(cudaStreamIsCapturing(stream, &capture));
+  *taken = 1;
   if (err != cudaSuccess) {
     cudaGetLastError();
-    *taken = 1;
     return fail(err, "cudaStreamIsCapturing", where, label);
   }
-  if (capture != cudaStreamCaptureStatusNone) return SG_OK;
-
   char context[SG__LABEL_BYTES + 64];
   sg__format(context, sizeof context, "%s: %s", where, label);
+  if (capture != cudaStreamCaptureStatusNone)
+    return enqueue_captured(st, index, stream, where, label, context);
+
   sg__copy_route route;
-  *taken = 1;
   sg_status s = sg__staging_route(st, index, context, &route);
   if (s) return s;
   if (route == SG__ROUTE_DIRECT) {
@@ -182,12 +206,12 @@ sg_status sg__staging_cuda_enqueue(sg__staging *st, uint32_t index, cudaStream_t
     return SG_OK;
   }
   if (route == SG__ROUTE_REGISTERED)
-    return enqueue_registered(st, index, stream, where, label, context);
+    return enqueue_registered(st, index, stream, where, label, context, 1);
 
   void *host, *device;
   sg__staging_sides(c, sn->dir, &host, &device);
   sg__stage_geometry g;
-  sg__staging_geometry(st, c->bytes, &g);
+  sg__staging_geometry(st, sn->dir, c->bytes, &g);
   sg__stage_run *run;
   s = sg__stage_run_new(st->pool, sn->dir, host, device, &g, 0, stream_broken, stream, context,
                         &run);
@@ -222,13 +246,13 @@ static cudaError_t build_child(sg__stage_run *run, cudaGraph_t child, const char
       if (err != cudaSuccess) return err;
       *call = "cudaGraphAddMemcpyNode1D";
       err = SG_CUDA(cudaGraphAddMemcpyNode1D(&dma_node, child, &host_node, 1, dev, slot, len,
-                                             cudaMemcpyHostToDevice));
+                                             cudaMemcpyDefault));
       if (err != cudaSuccess) return err;
       prev = dma_node;
     } else {
       *call = "cudaGraphAddMemcpyNode1D";
       err = SG_CUDA(cudaGraphAddMemcpyNode1D(&dma_node, child, prev ? &prev : NULL, prev ? 1 : 0,
-                                             slot, dev, len, cudaMemcpyDeviceToHost));
+                                             slot, dev, len, cudaMemcpyDefault));
       if (err != cudaSuccess) return err;
       *call = "cudaGraphAddHostNode";
       err = SG_CUDA(cudaGraphAddHostNode(&host_node, child, &dma_node, 1, &host));
@@ -244,13 +268,21 @@ cudaError_t sg__staging_cuda_add_node(sg__staging *st, uint32_t index, const sg_
                                       size_t dep_count, cudaGraphNode_t *out, const char **call,
                                       int *taken) {
   *taken = 0;
-  const sg__pstate *p = st && st->persistent ? sg__staging_find(st, index, c) : NULL;
-  if (!p || p->route == SG__ROUTE_DIRECT) return cudaSuccess;
+  if (!st || !st->persistent || index >= st->node_count || !sg__staging_classify(st, c))
+    return cudaSuccess;
   *taken = 1;
+  const sg__pstate *p = sg__staging_find(st, index, c);
+  if (!p || p->route == SG__ROUTE_DIRECT) {
+    /* Every candidate's state is prepared before a build (creation, and
+     * sg__staging_prepare_update); a plain memcpy node would not run in
+     * graph order, so a missing one fails the build instead. */
+    *call = "staging (no prepared ring or registration for a copy with a pageable side)";
+    return cudaErrorInvalidValue;
+  }
   if (p->route == SG__ROUTE_REGISTERED) { /* pinned in place: a plain copy, held for the graph */
     *call = "cudaGraphAddMemcpyNode1D";
     return SG_CUDA(cudaGraphAddMemcpyNode1D(out, graph, deps, dep_count, c->dst, c->src, c->bytes,
-                                            kind_of(p->dir)));
+                                            cudaMemcpyDefault));
   }
   cudaGraph_t child = NULL;
   *call = "cudaGraphCreate";
@@ -274,13 +306,15 @@ cudaError_t sg__staging_cuda_set_node(sg__staging *st, uint32_t index, const sg_
   const sg__copy *now = &st->exec->snap.nodes[index].u.copy;
   char where[SG__LABEL_BYTES + 64], label[SG__LABEL_BYTES + 16];
   sg__format(where, sizeof where, "sg_exec_set_copy: %s", sg__staging_label(st, index, label));
+  /* Normally prepared already (sg__staging_prepare_update refuses the
+   * update when it cannot be); if not, the rebuild this asks for fails in
+   * sg__staging_cuda_add_node rather than build a pageable memcpy node. */
   if (sg__staging_prepare(st, index, fresh, where)) cudaGetLastError();
+  if (!sg__staging_classify(st, now) && !sg__staging_classify(st, fresh))
+    return cudaSuccess; /* the seam updates the plain copy */
   const sg__pstate *before = sg__staging_find(st, index, now);
   const sg__pstate *after = sg__staging_find(st, index, fresh);
-  int staged_before = before && before->route != SG__ROUTE_DIRECT;
-  int staged_after = after && after->route != SG__ROUTE_DIRECT;
-  if (!staged_before && !staged_after) return cudaSuccess; /* the seam updates the plain copy */
   *taken = 1;
   *call = "staging (a staged copy's ring and pointers are baked into the graph)";
-  return before == after ? cudaSuccess : cudaErrorNotSupported;
+  return before && before == after ? cudaSuccess : cudaErrorNotSupported;
 }

@@ -1,7 +1,10 @@
 /* Internal: staging's side of the CUDA backend's pageable-copy seam
  * (src/cuda/cuda_copy.c). Each function says through *taken whether
- * staging carried the copy out; when it did not (no candidate, the DIRECT
- * route, no prepared state) the seam uses the driver's own pageable path.
+ * staging carried the copy out (or failed it); when it did not (no
+ * candidate, or the DIRECT route in streams mode) the seam uses the
+ * driver's own pageable path. In a graph a candidate is always taken: it
+ * is staged or registered, never a memcpy node with a pageable side
+ * (policy.h).
  *
  * Messages name `where`, the node and the CUDA call. */
 #ifndef SG_STAGING_CUDA_STAGING_H
@@ -18,8 +21,10 @@
  * ordered on `stream` like a cudaMemcpyAsync: it starts after the work
  * before it, and the work after it starts once the H2D source has been
  * read, or the D2H destination written. A stream being captured (a caller
- * capturing a streams-mode launch) is left to the driver's path, since a
- * per-launch ring cannot live in someone else's graph. */
+ * capturing a streams-mode launch into a graph of its own) takes only a
+ * buffer registered already, held from then on; anything else fails the
+ * launch with SG_ERR_UNSUPPORTED, since a per-launch ring cannot live in
+ * someone else's graph and a pageable memcpy node does not run in order. */
 sg_status sg__staging_cuda_enqueue(sg__staging *st, uint32_t index, cudaStream_t stream,
                                    const char *where, int *taken);
 
@@ -27,18 +32,19 @@ sg_status sg__staging_cuda_enqueue(sg__staging *st, uint32_t index, cudaStream_t
  * parameters `c` (the snapshot's, or new ones being built), to `graph`
  * after `deps`: a child graph for a staged copy (gate -> DMA -> gate ...
  * for H2D, DMA -> post -> DMA ... for D2H), a memcpy node for a
- * registered one. Uses the state prepared for `c`. */
+ * registered one. Uses the state prepared for `c`; a candidate without one
+ * fails the build (it cannot become a plain memcpy node). */
 cudaError_t sg__staging_cuda_add_node(sg__staging *st, uint32_t index, const sg__copy *c,
                                       cudaGraph_t graph, const cudaGraphNode_t *deps,
                                       size_t dep_count, cudaGraphNode_t *out, const char **call,
                                       int *taken);
 
 /* Graph mode, node `index` gets the parameters `fresh`: prepares their
- * state (if the pool cannot provide it, the rebuilt node takes the
- * driver's path), then answers cudaSuccess when nothing changes for
- * staging, or cudaErrorNotSupported: the graph must be rebuilt (which
- * waits for launches in flight), since a staged copy's ring and pointers
- * are baked into it. */
+ * state (if the pool cannot provide it, the rebuild fails and the update
+ * is refused), then answers cudaSuccess when nothing changes for staging,
+ * or cudaErrorNotSupported: the graph must be rebuilt (which waits for
+ * launches in flight), since a staged copy's ring and pointers are baked
+ * into it. */
 cudaError_t sg__staging_cuda_set_node(sg__staging *st, uint32_t index, const sg__copy *fresh,
                                       const char **call, int *taken);
 

@@ -8,24 +8,20 @@
 #include "core/error.h"
 #include "core/memory_table.h"
 #include "core/sys.h"
+#include "staging/tuning.h"
 
-#define DEFAULT_CHUNK_BYTES ((size_t)4 << 20)
 #define DEFAULT_RING_DEPTH 4u
 #define DEFAULT_MIN_BYTES ((size_t)1 << 20)
 #define DEFAULT_REGISTER_AFTER 3u
 #define MAX_RING_DEPTH 64u
 #define MAX_COPY_THREADS 64u
 
-/* Half the CPUs, at most 8: host memcpy on the H200 host reaches 34 GB/s
- * with 8 threads (h200-limits.md), more buys little, and the other half of
- * the machine is left to the application. */
-static unsigned default_copy_threads(void) {
-  unsigned n = sg__cpu_count() / 2;
-  return n < 1 ? 1 : n > 8 ? 8 : n;
-}
-
+/* Memory the device side of a staged copy may be: what cudaMemcpyAsync
+ * reaches from a pinned slot. Managed memory counts: a pageable <-> managed
+ * memcpy node has the same ordering problem in a graph (policy.h). */
 static int device_side(const sg__staging *st, sg_memory_kind kind) {
-  return st->on_cuda ? kind == SG_MEMORY_DEVICE : kind == SG_MEMORY_HOST_DEVICE;
+  return st->on_cuda ? kind == SG_MEMORY_DEVICE || kind == SG_MEMORY_MANAGED
+                     : kind == SG_MEMORY_HOST_DEVICE;
 }
 
 /* Pageable as classified, or pinned only because our cache pinned it (such
@@ -40,23 +36,23 @@ int sg__staging_cache_pinned(const sg__copy *c) {
          (c->dst_memory == SG_MEMORY_HOST_PINNED && sg__reg_covers(1, c->dst, c->bytes));
 }
 
+/* By the memory on each side, not by the copy kind: a copy between pageable
+ * and managed memory may be of either kind. Whether a candidate is then
+ * staged is the route's business (policy.h), so that a small AUTO copy in
+ * streams mode still passes through the seam's checks. */
 sg__stage_dir sg__staging_classify(const sg__staging *st, const sg__copy *c) {
   if (!st) return SG__STAGE_NONE;
-  sg__stage_dir dir = SG__STAGE_NONE;
-  const void *host = NULL;
-  if (c->kind == SG_COPY_HOST_TO_DEVICE && device_side(st, c->dst_memory) &&
-      pageable_side(st, c->src_memory, c->src, c->bytes)) {
-    dir = SG__STAGE_H2D;
-    host = c->src;
-  } else if (c->kind == SG_COPY_DEVICE_TO_HOST && device_side(st, c->src_memory) &&
-             pageable_side(st, c->dst_memory, c->dst, c->bytes)) {
-    dir = SG__STAGE_D2H;
-    host = c->dst;
-  }
-  if (dir && st->policy == SG_STAGING_AUTO && c->bytes < st->min_bytes &&
-      !sg__reg_covers(st->on_cuda, host, c->bytes))
-    return SG__STAGE_NONE; /* small: the driver's path is as fast, without callbacks */
-  return dir;
+  if (device_side(st, c->dst_memory) && pageable_side(st, c->src_memory, c->src, c->bytes))
+    return SG__STAGE_H2D;
+  if (device_side(st, c->src_memory) && pageable_side(st, c->dst_memory, c->dst, c->bytes))
+    return SG__STAGE_D2H;
+  return SG__STAGE_NONE;
+}
+
+/* 1 if candidate `c` may be staged (and so needs the pool's rings). */
+static int may_stage(const sg__staging *st, const sg__copy *c) {
+  return sg__staging_fallback(st->policy, st->on_cuda, st->persistent, c->bytes, st->min_bytes) ==
+         SG__ROUTE_STAGE;
 }
 
 static const sg__copy *copy_of(const sg__staging *st, uint32_t index) {
@@ -81,8 +77,22 @@ const char *sg__staging_label(const sg__staging *st, uint32_t index,
   return buf;
 }
 
-void sg__staging_geometry(const sg__staging *st, size_t bytes, sg__stage_geometry *g) {
-  sg__stage_geometry_make(bytes, st->chunk_bytes, st->ring_depth, st->copy_threads, g);
+void sg__staging_geometry(const sg__staging *st, sg__stage_dir dir, size_t bytes,
+                          sg__stage_geometry *g) {
+  int to_device = dir == SG__STAGE_H2D;
+  size_t chunk = st->chunk_bytes ? st->chunk_bytes : sg__stage_auto_chunk(to_device, bytes);
+  unsigned threads =
+      st->copy_threads ? st->copy_threads : sg__stage_default_threads(to_device, sg__cpu_count());
+  sg__stage_geometry_make(bytes, chunk, st->ring_depth, threads, g);
+}
+
+/* The copy threads the pool must run for this executable: the most any of
+ * its staged copies splits a chunk into. */
+static unsigned threads_wanted(const sg__staging *st) {
+  if (st->copy_threads) return st->copy_threads;
+  unsigned cpus = sg__cpu_count(), h = sg__stage_default_threads(1, cpus);
+  unsigned d = sg__stage_default_threads(0, cpus);
+  return h > d ? h : d;
 }
 
 sg__stage_dir sg__staging_candidate(const sg__staging *st, uint32_t index) {
@@ -100,7 +110,7 @@ static sg_status attach_pool(sg__staging *st, const char *where) {
     return sg__fail(SG_ERR_INVALID_ARGUMENT,
                     "%s: staging.pool holds plain host memory (made for the host backend); a CUDA "
                     "executable needs a pool of pinned memory", where);
-  if ((s = sg__pool_attach(pool, st->copy_threads, where))) return s;
+  if ((s = sg__pool_attach(pool, threads_wanted(st), where))) return s;
   st->pool = pool;
   return SG_OK;
 }
@@ -126,7 +136,8 @@ sg__pstate *sg__staging_find(const sg__staging *st, uint32_t index, const sg__co
 
 /* The route of a new state and what it takes. AUTO cannot count launches
  * of a graph built once: it uses a registration that already exists, and
- * stages otherwise. */
+ * stages otherwise. On CUDA nothing falls back to DIRECT (policy.h): NONE,
+ * and AUTO below auto_min_bytes, are staged too. */
 static sg_status state_make(sg__staging *st, const sg__copy *c, sg__stage_dir dir,
                             const char *where, sg__pstate **out) {
   sg__pstate *p = sg__calloc(1, sizeof *p);
@@ -141,13 +152,13 @@ static sg_status state_make(sg__staging *st, const sg__copy *c, sg__stage_dir di
     if (!s && p->reg) {
       sg__reg_hold(p->reg);
       p->route = SG__ROUTE_REGISTERED;
-    } else if (!s && st->policy == SG_STAGING_AUTO && c->bytes < st->min_bytes) {
-      p->route = SG__ROUTE_DIRECT;
     }
   }
+  if (!s && p->route != SG__ROUTE_REGISTERED)
+    p->route = sg__staging_fallback(st->policy, st->on_cuda, 1, c->bytes, st->min_bytes);
   if (!s && p->route == SG__ROUTE_STAGE) {
     sg__stage_geometry g;
-    sg__staging_geometry(st, c->bytes, &g);
+    sg__staging_geometry(st, dir, c->bytes, &g);
     s = sg__stage_run_new(st->pool, dir, host, device, &g, 1, NULL, NULL, where, &p->run);
   }
   if (s) {
@@ -216,7 +227,7 @@ sg_status sg__staging_create(sg_exec *exec, int persistent, sg__staging **out) {
   *out = NULL;
   const sg_staging_options *o = &exec->options.staging;
   int on_cuda = exec->options.backend == SG_BACKEND_CUDA;
-  if (o->policy == SG_STAGING_NONE || (!on_cuda && o->policy == SG_STAGING_AUTO)) return SG_OK;
+  if (!on_cuda && (o->policy == SG_STAGING_NONE || o->policy == SG_STAGING_AUTO)) return SG_OK;
   if (o->ring_depth > MAX_RING_DEPTH)
     return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: staging.ring_depth %u is above the limit of %u",
                     fn, o->ring_depth, MAX_RING_DEPTH);
@@ -236,9 +247,9 @@ sg_status sg__staging_create(sg_exec *exec, int persistent, sg__staging **out) {
   st->persistent = persistent;
   st->policy = o->policy;
   st->requested = o->pool;
-  st->chunk_bytes = o->chunk_bytes ? o->chunk_bytes : DEFAULT_CHUNK_BYTES;
+  st->chunk_bytes = o->chunk_bytes;
   st->ring_depth = o->ring_depth ? o->ring_depth : DEFAULT_RING_DEPTH;
-  st->copy_threads = o->copy_threads ? o->copy_threads : default_copy_threads();
+  st->copy_threads = o->copy_threads;
   st->min_bytes = o->auto_min_bytes ? o->auto_min_bytes : DEFAULT_MIN_BYTES;
   st->register_after = o->auto_register_after ? o->auto_register_after : DEFAULT_REGISTER_AFTER;
   st->node_count = exec->snap.node_count;
@@ -255,7 +266,7 @@ sg_status sg__staging_create(sg_exec *exec, int persistent, sg__staging **out) {
     st->nodes[i].seen_dst = n->u.copy.dst;
     st->nodes[i].seen_bytes = n->u.copy.bytes;
     st->nodes[i].dir = sg__staging_classify(st, &n->u.copy);
-    if (!st->nodes[i].dir) continue;
+    if (!st->nodes[i].dir || !may_stage(st, &n->u.copy)) continue;
     char where[SG__LABEL_BYTES + 64];
     char label[SG__LABEL_BYTES + 16];
     sg__format(where, sizeof where, "%s: %s", fn, sg__staging_label(st, i, label));
@@ -287,7 +298,7 @@ sg_status sg__staging_update_node(sg__staging *st, uint32_t index, const sg__nod
     sn->reg = NULL;
     sn->streak = 0;
     sn->no_register = 0;
-    if (dir) {
+    if (dir && may_stage(st, &fresh->u.copy)) {
       sg_status s = attach_pool(st, where);
       if (s) return s;
     }
@@ -325,11 +336,12 @@ sg_status sg__staging_route(sg__staging *st, uint32_t index, const char *where,
     sn->reg = NULL;
     sn->streak = 0;
   }
-  *route = SG__ROUTE_STAGE;
-  if (st->policy == SG_STAGING_STAGE) return SG_OK;
-  if (sn->streak < st->register_after) sn->streak++;
-  int may = !sn->no_register &&
-            (st->policy == SG_STAGING_REGISTER || sn->streak >= st->register_after);
+  *route = sg__staging_fallback(st->policy, st->on_cuda, 0, c->bytes, st->min_bytes);
+  if (st->policy == SG_STAGING_STAGE || st->policy == SG_STAGING_NONE) return SG_OK;
+  if (c->bytes >= st->min_bytes && sn->streak < st->register_after) sn->streak++;
+  int may = !sn->no_register && sg__staging_may_register(st->policy, c->bytes, st->min_bytes,
+                                                         sn->streak, st->register_after);
+  /* A small AUTO copy only looks for a registration someone else made. */
   sg__reg_binding *b = NULL;
   sg_status s = sg__reg_bind(st->on_cuda, host, c->bytes, may, where, &b);
   if (s) return s;
@@ -342,7 +354,6 @@ sg_status sg__staging_route(sg__staging *st, uint32_t index, const char *where,
   } else if (may) {
     sn->no_register = 1; /* do not pay for a refused registration at every launch */
   }
-  if (st->policy == SG_STAGING_AUTO && c->bytes < st->min_bytes) *route = SG__ROUTE_DIRECT;
   return SG_OK;
 }
 
@@ -388,7 +399,7 @@ sg_status sg__staging_host_run(sg__staging *st, uint32_t index, char *message, s
       void *host, *device;
       sg__staging_sides(c, sn->dir, &host, &device);
       sg__stage_geometry g;
-      sg__staging_geometry(st, c->bytes, &g);
+      sg__staging_geometry(st, sn->dir, c->bytes, &g);
       s = sg__stage_run_new(st->pool, sn->dir, host, device, &g, 0, NULL, NULL, label, &run);
     }
   }

@@ -3,11 +3,13 @@
  *
  * A copy node is a candidate when it moves data between pageable host
  * memory (as the node's pointers were classified, or a buffer this
- * library's registration cache pinned) and device memory (the host
- * backend's emulated device memory there). Candidates take one of three
- * routes: DIRECT (the driver's pageable path, or memcpy), STAGE (a ring of
- * pinned chunks, stage_run.h) or REGISTERED (the buffer pinned in place,
- * regcache.h).
+ * library's registration cache pinned) and memory the device reaches
+ * (device or managed memory; the host backend's emulated device memory
+ * there). Candidates take one of three routes (policy.h): DIRECT (the
+ * driver's pageable path, or memcpy), STAGE (a ring of pinned chunks,
+ * stage_run.h) or REGISTERED (the buffer pinned in place, regcache.h).
+ * On the CUDA backend every executable has this object, whatever the
+ * policy, since graph mode stages even under SG_STAGING_NONE.
  *
  * Two regimes, chosen by the backend:
  *  - per launch (streams mode): the route is chosen at every launch on the
@@ -20,7 +22,7 @@
  *    states", one per parameter set. A state never changes once made: a
  *    rebuild that fails leaves the old graph with the old state intact. A
  *    state is freed once no live graph can use it (sg__staging_gc), or with
- *    the executable. */
+ *    the executable. On CUDA a prepared state is never DIRECT. */
 #ifndef SG_STAGING_EXEC_STAGING_H
 #define SG_STAGING_EXEC_STAGING_H
 
@@ -29,14 +31,9 @@
 
 #include "core/exec_internal.h"
 #include "core/node.h"
+#include "staging/policy.h"
 #include "staging/regcache.h"
 #include "staging/stage_run.h"
-
-typedef enum sg__copy_route {
-  SG__ROUTE_DIRECT = 0,
-  SG__ROUTE_STAGE,
-  SG__ROUTE_REGISTERED
-} sg__copy_route;
 
 /* Persistent regime: what one parameter set of a copy node holds. */
 typedef struct sg__pstate {
@@ -69,18 +66,21 @@ typedef struct sg__staging {
   int persistent;              /* graph mode */
   sg_staging_policy policy;
   sg_pinned_pool *requested;   /* options.staging.pool (NULL: default) */
-  sg_pinned_pool *pool;        /* attached once a candidate exists */
-  size_t chunk_bytes, min_bytes;
-  unsigned ring_depth, copy_threads, register_after;
+  sg_pinned_pool *pool;        /* attached once a candidate may be staged */
+  size_t chunk_bytes;          /* 0: adapted to each copy (tuning.h) */
+  size_t min_bytes;
+  unsigned copy_threads;       /* 0: the default of each direction (tuning.h) */
+  unsigned ring_depth, register_after;
   uint32_t node_count;
   sg__staged_node *nodes;      /* by node index */
 } sg__staging;
 
 /* At executable creation, after the backend's own checks. *out is NULL when
- * staging can never apply (policy NONE; AUTO on the host backend): the
- * backend then copies directly. `persistent`: graph mode (every candidate's
- * state is prepared now; SG_ERR_POOL_EXHAUSTED when the pool cannot hold
- * the rings). Errors come with their message, prefixed "sg_exec_create". */
+ * staging can never apply (policy NONE or AUTO on the host backend, whose
+ * memcpy runs in order): the backend then copies directly. `persistent`:
+ * graph mode (every candidate's state is prepared now; SG_ERR_POOL_EXHAUSTED
+ * when the pool cannot hold the rings). Errors come with their message,
+ * prefixed "sg_exec_create". */
 sg_status sg__staging_create(sg_exec *exec, int persistent, sg__staging **out);
 /* Nothing of the executable may be in flight. NULL is accepted. */
 void sg__staging_destroy(sg__staging *st);
@@ -132,7 +132,8 @@ void sg__staging_count(sg__staging *st, sg__copy_route route);
 
 /* Per-launch regime: chooses the route of candidate `index` for this
  * launch, on the caller's thread. On SG__ROUTE_REGISTERED the use is begun
- * (end it with sg__reg_use_end on nodes[index].reg once enqueued). */
+ * (end it with sg__reg_use_end on nodes[index].reg once enqueued). DIRECT
+ * for NONE, and for AUTO below auto_min_bytes without a registration. */
 sg_status sg__staging_route(sg__staging *st, uint32_t index, const char *where,
                             sg__copy_route *route);
 /* "copy node 'name' (#3)". */
@@ -140,6 +141,9 @@ const char *sg__staging_label(const sg__staging *st, uint32_t index,
                               char buf[SG__LABEL_BYTES + 16]);
 /* The pageable and device sides of copy `c` in direction `dir`. */
 void sg__staging_sides(const sg__copy *c, sg__stage_dir dir, void **host, void **device);
-void sg__staging_geometry(const sg__staging *st, size_t bytes, sg__stage_geometry *g);
+/* The ring of a staged copy of `bytes` in direction `dir`: the options, and
+ * for what they leave at zero the defaults of tuning.h. */
+void sg__staging_geometry(const sg__staging *st, sg__stage_dir dir, size_t bytes,
+                          sg__stage_geometry *g);
 
 #endif

@@ -238,8 +238,8 @@ refused:
 void sg__reg_hold(sg__reg_binding *b) {
   cache *c = b->e->owner;
   sg__mutex_lock(&c->lock);
+  if (!b->held) b->e->holds++; /* once per binding: unbind gives one back */
   b->held = 1;
-  b->e->holds++;
   sg__mutex_unlock(&c->lock);
 }
 

@@ -36,7 +36,9 @@ sg_status sg__reg_bind(int on_cuda, const void *ptr, size_t bytes, int may_regis
 /* Drops a binding: waits for its fence, then, for the last binder,
  * unregisters the buffer. Not in a callback. */
 void sg__reg_unbind(sg__reg_binding *binding);
-/* A graph-mode executable relies on the entry until it unbinds: never evicted. */
+/* A graph relies on the entry until the binding goes (a graph-mode
+ * executable's, or a caller's capture of a launch): never evicted. Holding
+ * twice is holding once. */
 void sg__reg_hold(sg__reg_binding *binding);
 
 /* Starts enqueueing (or, on the host backend, running) a copy through the

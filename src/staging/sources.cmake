@@ -6,6 +6,8 @@ list(APPEND SG_C_SOURCES
   staging/pool.c
   staging/stage_run.c
   staging/regcache.c
+  staging/tuning.c
+  staging/policy.c
   staging/exec_staging.c)
 # Files that include CUDA headers; built only with CUDA.
 list(APPEND SG_CUDA_C_SOURCES

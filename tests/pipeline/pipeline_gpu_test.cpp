@@ -109,6 +109,67 @@ INSTANTIATE_TEST_SUITE_P(
              (std::get<2>(info.param) ? "_pinned" : "_pageable");
     });
 
+// Pageable batch buffers under the policies that take the driver's own path
+// in streams mode: NONE, and AUTO for copies below its 1 MiB threshold. A
+// CUDA graph gets no pageable memcpy node (the driver does not run one in
+// graph order: src/staging/policy.h), so in graph mode these copies are
+// staged all the same, and every output matches the reference either way.
+using PolicyParam = std::tuple<sg_exec_mode, sg_staging_policy>;
+class PipelineGpuPageable : public ::testing::TestWithParam<PolicyParam> {};
+
+TEST_P(PipelineGpuPageable, SmallCopiesUnderNoneAndAuto) {
+  SKIP_WITHOUT_GPU();
+  sgtest::LeakCheck leaks;
+  auto [mode, policy] = GetParam();
+  const size_t n = (1u << 16) + 3; // 256 KiB and a little: below AUTO's threshold
+  const unsigned count = 9, depth = 3;
+  Chain chain(SG_BACKEND_CUDA, n, false, false);
+  std::vector<std::unique_ptr<Batch>> owned;
+  std::vector<Batch *> batches;
+  for (unsigned i = 0; i < count; i++) {
+    owned.emplace_back(new Batch(chain, false, i));
+    batches.push_back(owned.back().get());
+  }
+  Ctx ctx;
+  ctx.chain = &chain;
+  ctx.rec.batches = &batches;
+  sg_pipeline_options o = pipetest::chain_options(&ctx, depth, mode);
+  sg_pinned_pool *pool = nullptr; // the default pool would outlive the leak check
+  sg_pinned_pool_options po;
+  sg_pinned_pool_options_init(&po);
+  po.slab_bytes = 8u << 20;
+  po.max_bytes = 64u << 20;
+  SG_ASSERT_OK(sg_pinned_pool_create(&po, &pool));
+  o.exec.staging.pool = pool;
+  o.exec.staging.policy = policy;
+  sg_pipeline *p = nullptr;
+  SG_ASSERT_OK(sg_pipeline_create(chain.g, &o, &p));
+  for (unsigned i = 0; i < count; i++) {
+    sg_pipeline_batch b = batches[i]->desc(batches[i]);
+    SG_ASSERT_OK(sg_pipeline_submit(p, &b, nullptr));
+  }
+  SG_ASSERT_OK(sg_pipeline_drain(p));
+  ASSERT_EQ(ctx.rec.order.size(), count);
+  for (unsigned i = 0; i < count; i++) {
+    EXPECT_EQ(ctx.rec.status[i], SG_OK) << ctx.rec.messages[i];
+    EXPECT_EQ(ctx.rec.output_errors[i], "") << "batch " << i;
+  }
+  sg_pipeline_stats s;
+  SG_ASSERT_OK(sg_pipeline_get_stats(p, &s));
+  if (mode == SG_MODE_STREAMS) EXPECT_EQ(s.rebuilds, 0u);
+  SG_ASSERT_OK(sg_pipeline_destroy(p));
+  SG_EXPECT_OK(sg_pinned_pool_destroy(pool));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    ModesPolicies, PipelineGpuPageable,
+    ::testing::Combine(::testing::Values(SG_MODE_STREAMS, SG_MODE_GRAPH),
+                       ::testing::Values(SG_STAGING_NONE, SG_STAGING_AUTO)),
+    [](const ::testing::TestParamInfo<PolicyParam> &info) {
+      return std::string(std::get<0>(info.param) == SG_MODE_GRAPH ? "graph" : "streams") +
+             (std::get<1>(info.param) == SG_STAGING_NONE ? "_none" : "_auto");
+    });
+
 class PipelineGpuError : public ::testing::TestWithParam<sg_exec_mode> {};
 
 TEST_P(PipelineGpuError, HostNodeFailingOnBatchK) {

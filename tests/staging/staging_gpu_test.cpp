@@ -5,7 +5,9 @@
 // device buffers (memset nodes) and the destination, and a host node after
 // the device->host copy checks the destination - so both ordering promises
 // are checked too: the source is read after the nodes before the copy, the
-// destination is complete for the nodes after it.
+// destination is complete for the nodes after it. Under every policy: the
+// CUDA driver's memcpy node with a pageable side breaks both promises, which
+// is why graph mode stages even under SG_STAGING_NONE (src/staging/policy.h).
 #include <cuda_runtime_api.h>
 
 #include <atomic>
@@ -197,44 +199,86 @@ TEST_P(StagingGpu, LargeCopiesWithTheDefaults) {
   }
 }
 
+// Every policy, a copy above auto_min_bytes and one below. In streams mode
+// NONE and a small AUTO copy take the driver's path (which synchronises the
+// stream before a pageable source); in graph mode nothing does: a pageable
+// memcpy node would read the source before "prepare" wrote it.
 TEST_P(StagingGpu, PoliciesAndTheirStatistics) {
   const bool graph = GetParam().mode == SG_MODE_GRAPH;
   Pool pool(64 * MiB);
   const sg_staging_policy policies[] = {SG_STAGING_STAGE, SG_STAGING_REGISTER, SG_STAGING_AUTO,
                                         SG_STAGING_NONE};
-  for (sg_staging_policy p : policies) {
-    Chain c(8 * MiB + 3, 1);
-    {
-      sgtest::Graph g;
-      c.add_to(g, "p");
-      sg_exec_options o = options(GetParam(), pool.p, p);
-      sgtest::Exec e;
-      SG_ASSERT_OK(sg_exec_create(g, &o, &e.e));
-      for (int i = 0; i < 5; i++) {
-        SG_ASSERT_OK(sg_exec_launch(e, nullptr));
-        SG_ASSERT_OK(sg_exec_wait(e));
+  for (size_t bytes : {8 * MiB + 3, 256 * KiB + 3}) {
+    const bool small = bytes < 1 * MiB; // auto_min_bytes
+    for (sg_staging_policy p : policies) {
+      Chain c(bytes, 1);
+      {
+        sgtest::Graph g;
+        c.add_to(g, "p");
+        sg_exec_options o = options(GetParam(), pool.p, p);
+        sgtest::Exec e;
+        SG_ASSERT_OK(sg_exec_create(g, &o, &e.e));
+        for (int i = 0; i < 5; i++) {
+          SG_ASSERT_OK(sg_exec_launch(e, nullptr));
+          SG_ASSERT_OK(sg_exec_wait(e));
+        }
+        sg_exec_stats s = stats_of(e);
+        uint64_t staged = 0, registered = 0;
+        switch (p) {
+          case SG_STAGING_STAGE: staged = 10; break;
+          case SG_STAGING_REGISTER: registered = 10; break;
+          case SG_STAGING_AUTO:
+            // Streams mode: staged until the third launch in a row, then
+            // registered; a small copy takes the driver's path. Graph mode
+            // is built once: staged.
+            if (graph) staged = 10;
+            else if (!small) staged = 4, registered = 6;
+            break;
+          default: // NONE: the driver's path, except in a graph
+            if (graph) staged = 10;
+            break;
+        }
+        EXPECT_EQ(s.staged_copies, staged) << "policy " << p << ", " << bytes << " bytes";
+        EXPECT_EQ(s.registered_copies, registered) << "policy " << p << ", " << bytes << " bytes";
       }
-      sg_exec_stats s = stats_of(e);
-      uint64_t staged = 0, registered = 0;
-      switch (p) {
-        case SG_STAGING_STAGE: staged = 10; break;
-        case SG_STAGING_REGISTER: registered = 10; break;
-        case SG_STAGING_AUTO:
-          // Streams mode: staged until the third launch in a row, then
-          // registered. Graph mode is built once: staged.
-          if (graph) staged = 10; else staged = 4, registered = 6;
-          break;
-        default: break;
-      }
-      EXPECT_EQ(s.staged_copies, staged) << "policy " << p;
-      EXPECT_EQ(s.registered_copies, registered) << "policy " << p;
+      EXPECT_EQ(c.checked.load(), 5);
+      EXPECT_EQ(c.bad.load(), 0) << "policy " << p << ", " << bytes << " bytes";
+      sg_registration_stats r;
+      SG_ASSERT_OK(sg_registration_get_stats(SG_BACKEND_CUDA, &r));
+      EXPECT_EQ(r.buffers, 0u) << "registrations outlived their executable";
     }
-    EXPECT_EQ(c.checked.load(), 5);
-    EXPECT_EQ(c.bad.load(), 0) << "policy " << p;
-    sg_registration_stats r;
-    SG_ASSERT_OK(sg_registration_get_stats(SG_BACKEND_CUDA, &r));
-    EXPECT_EQ(r.buffers, 0u) << "registrations outlived their executable";
   }
+}
+
+// Pageable <-> managed memory is a candidate like pageable <-> device: in
+// graph mode it is staged even under NONE, and the ordering promises hold.
+TEST_P(StagingGpu, ManagedMemoryIsStagedInAGraph) {
+  const bool graph = GetParam().mode == SG_MODE_GRAPH;
+  Pool pool(64 * MiB);
+  const size_t bytes = 3 * MiB + 11;
+  Chain c(bytes, 2);
+  void *managed = nullptr;
+  ASSERT_EQ(cudaMallocManaged(&managed, bytes), cudaSuccess);
+  {
+    sgtest::Graph g;
+    sg_host_desc h = {Chain::prepare, &c, "prepare"};
+    SG_ASSERT_OK(sg_graph_add_host(g, &h, nullptr, 0, &c.prep));
+    sg_copy_desc u = {managed, c.src(), bytes, SG_COPY_AUTO, "to-managed"};
+    SG_ASSERT_OK(sg_graph_add_copy(g, &u, &c.prep, 1, &c.up));
+    sg_copy_desc d = {c.dst(), managed, bytes, SG_COPY_AUTO, "from-managed"};
+    SG_ASSERT_OK(sg_graph_add_copy(g, &d, &c.up, 1, &c.down));
+    sg_host_desc v = {Chain::verify, &c, "check"};
+    SG_ASSERT_OK(sg_graph_add_host(g, &v, &c.down, 1, &c.check));
+    sg_exec_options o = options(GetParam(), pool.p, SG_STAGING_NONE);
+    sgtest::Exec e;
+    SG_ASSERT_OK(sg_exec_create(g, &o, &e.e));
+    for (int i = 0; i < 3; i++) SG_ASSERT_OK(sg_exec_launch(e, nullptr));
+    SG_ASSERT_OK(sg_exec_wait(e));
+    EXPECT_EQ(stats_of(e).staged_copies, graph ? 6u : 0u);
+  }
+  EXPECT_EQ(c.checked.load(), 3);
+  EXPECT_EQ(c.bad.load(), 0);
+  cudaFree(managed);
 }
 
 TEST_P(StagingGpu, LaunchIntoACallersStream) {
@@ -406,6 +450,84 @@ void cuda_fault_sweep(sg_exec_mode mode, sg_staging_policy policy) {
     cudaGetLastError();
   }
   FAIL() << "the scenario never ran to completion";
+}
+
+// A caller captures a streams-mode launch into a CUDA graph of its own. A
+// pageable copy can be part of it only through a buffer registered already
+// (a per-launch ring cannot serve a graph that runs later, and CUDA does not
+// run a pageable memcpy node in graph order): under REGISTER, after one
+// launch outside the capture, the captured graph runs again and again with
+// exact data, and the registrations stay while the executable exists.
+TEST(StagingGpuCapture, ACallersCaptureUsesRegisteredBuffers) {
+  SKIP_WITHOUT_GPU();
+  Pool pool(64 * MiB);
+  Chain c(2 * MiB + 5, 3);
+  cudaStream_t s;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  {
+    sgtest::Graph g;
+    c.add_to(g, "cap");
+    sg_exec_options o = options(kWays[0], pool.p, SG_STAGING_REGISTER);
+    sgtest::Exec e;
+    SG_ASSERT_OK(sg_exec_create(g, &o, &e.e));
+    SG_ASSERT_OK(sg_exec_launch(e, nullptr)); // registers both host buffers
+    SG_ASSERT_OK(sg_exec_wait(e));
+    ASSERT_EQ(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+    sg_status st = sg_exec_launch(e, s);
+    cudaGraph_t graph = nullptr;
+    cudaError_t ended = cudaStreamEndCapture(s, &graph);
+    SG_ASSERT_OK(st);
+    ASSERT_EQ(ended, cudaSuccess);
+    cudaGraphExec_t ge = nullptr;
+    ASSERT_EQ(cudaGraphInstantiate(&ge, graph, 0), cudaSuccess);
+    for (int i = 0; i < 3; i++) ASSERT_EQ(cudaGraphLaunch(ge, s), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+    EXPECT_EQ(c.checked.load(), 4);
+    EXPECT_EQ(c.bad.load(), 0);
+    sg_exec_stats es = stats_of(e);
+    EXPECT_EQ(es.registered_copies, 4u); // two launched, two captured
+    EXPECT_EQ(es.staged_copies, 0u);
+    sg_registration_stats r;
+    SG_ASSERT_OK(sg_registration_get_stats(SG_BACKEND_CUDA, &r));
+    EXPECT_EQ(r.buffers, 2u);
+    cudaGraphExecDestroy(ge);
+    cudaGraphDestroy(graph);
+  }
+  sg_registration_stats r;
+  SG_ASSERT_OK(sg_registration_get_stats(SG_BACKEND_CUDA, &r));
+  EXPECT_EQ(r.buffers, 0u) << "held registrations outlived their executable";
+  cudaStreamDestroy(s);
+}
+
+// Without a registration the captured launch is refused, naming the node,
+// rather than leaving a pageable memcpy node in the caller's graph.
+TEST(StagingGpuCapture, ACallersCaptureRefusesAPageableCopy) {
+  SKIP_WITHOUT_GPU();
+  Pool pool(64 * MiB);
+  Chain c(2 * MiB + 5, 3);
+  for (sg_staging_policy p : {SG_STAGING_STAGE, SG_STAGING_NONE}) {
+    cudaStream_t s; // one per capture: the failed one is left to itself
+    ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+    {
+      sgtest::Graph g;
+      c.add_to(g, "cap");
+      sg_exec_options o = options(kWays[0], pool.p, p);
+      sgtest::Exec e;
+      SG_ASSERT_OK(sg_exec_create(g, &o, &e.e));
+      ASSERT_EQ(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+      EXPECT_EQ(sg_exec_launch(e, s), SG_ERR_UNSUPPORTED) << "policy " << p;
+      std::string message = sg_last_error();
+      EXPECT_NE(message.find("'up-cap'"), std::string::npos) << message;
+      EXPECT_NE(message.find("captured"), std::string::npos) << message;
+      cudaGraph_t graph = nullptr;
+      cudaStreamEndCapture(s, &graph); // may fail: the launch stopped half-way
+      if (graph) cudaGraphDestroy(graph);
+      cudaGetLastError();
+    }
+    cudaStreamDestroy(s);
+    cudaGetLastError();
+  }
+  EXPECT_EQ(c.checked.load(), 0);
 }
 
 TEST(StagingGpuFaults, StreamsModeStaged) {

@@ -197,7 +197,9 @@ TEST_P(StagingHostExec, RegistrationFallsBackToStaging) {
 }
 
 // AUTO and NONE on the host backend copy directly: there is no DMA to
-// overlap, and nothing of the pool is touched.
+// overlap, and nothing of the pool is touched. In graph mode too: the rule
+// that stages every pageable copy of a CUDA graph (policy.h) is about the
+// CUDA driver's memcpy nodes; the host backend's copies run in order.
 TEST_P(StagingHostExec, AutoAndNoneCopyDirectly) {
   for (sg_staging_policy p : {SG_STAGING_AUTO, SG_STAGING_NONE}) {
     Chain a(300 * KiB);
@@ -211,6 +213,41 @@ TEST_P(StagingHostExec, AutoAndNoneCopyDirectly) {
     sg_exec_stats s = stats_of(e);
     EXPECT_EQ(s.staged_copies + s.registered_copies, 0u);
     EXPECT_EQ(a.bad.load(), 0);
+  }
+}
+
+// With chunk_bytes and copy_threads left at 0, the chunk adapts to the copy
+// (tuning.h): 32 MiB host->device goes in 4 chunks of 8 MiB, device->host
+// in 3 of 10.7 MiB, and the ring holds one slot per chunk (ring depth 4):
+// the pool's peak shows which.
+TEST_P(StagingHostExec, ChunksAdaptToTheCopy) {
+  const size_t bytes = 32 * MiB;
+  for (bool to_device : {true, false}) {
+    Pool pool(128 * MiB);
+    std::vector<uint8_t> host(bytes + 3), want(bytes);
+    for (size_t j = 0; j < bytes; j++) want[j] = pattern(j, to_device ? 1 : 2);
+    void *dev = nullptr;
+    SG_ASSERT_OK(sg_mem_alloc(SG_BACKEND_HOST, SG_MEMORY_DEVICE, 0, bytes, &dev));
+    std::memcpy(to_device ? host.data() + 3 : dev, want.data(), bytes);
+    {
+      sgtest::Graph g;
+      sg_copy_desc c = {to_device ? dev : static_cast<void *>(host.data() + 3),
+                        to_device ? static_cast<const void *>(host.data() + 3) : dev, bytes,
+                        SG_COPY_AUTO, "big"};
+      SG_ASSERT_OK(sg_graph_add_copy(g, &c, nullptr, 0, nullptr));
+      sg_exec_options o = staged_options(pool.p, GetParam(), SG_STAGING_STAGE, 0, 0, 0);
+      sgtest::Exec e;
+      SG_ASSERT_OK(sg_exec_create(g, &o, &e.e));
+      SG_ASSERT_OK(sg_exec_launch(e, nullptr));
+      SG_ASSERT_OK(sg_exec_wait(e));
+      EXPECT_EQ(stats_of(e).staged_copies, 1u);
+    }
+    EXPECT_EQ(std::memcmp(to_device ? dev : host.data() + 3, want.data(), bytes), 0);
+    sg_pinned_pool_stats ps;
+    SG_ASSERT_OK(sg_pinned_pool_get_stats(pool.p, &ps));
+    EXPECT_EQ(ps.peak_in_use_bytes, to_device ? 4 * 8 * MiB : 3 * size_t(11186176))
+        << (to_device ? "host->device" : "device->host");
+    sg_mem_free(dev);
   }
 }
 

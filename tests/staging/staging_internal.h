@@ -4,9 +4,11 @@
 #define STAGING_INTERNAL_H
 
 extern "C" {
+#include "staging/policy.h"
 #include "staging/pool.h"
 #include "staging/regcache.h"
 #include "staging/stage_run.h"
+#include "staging/tuning.h"
 #include "staging/workers.h"
 }
 

@@ -1,0 +1,61 @@
+/* Default chunk size and copy threads of a staged copy (tuning.h). */
+#include "staging/tuning.h"
+
+#include <stdint.h>
+
+#define PAGE ((size_t)4096)
+
+/* o * r of tuning.h, in bytes, per direction, from the 1 GiB sweep of
+ * staging_bench on the H200 host (8 copy threads):
+ *  - host->device: 2 / 4 MiB chunks took 95 / 134 us each against 38 / 76 us
+ *    of DMA at 55 GB/s, so o = 57 us; with 16 MiB chunks the copy threads set
+ *    the pace, r = 38.8 GB/s. 57 us * 38.8 GB/s = 2.2 MB.
+ *  - device->host: 2 / 4 / 16 MiB chunks took 142 / 177 / 407 us, the DMA
+ *    plus o = 102 us every time; r >= 41.2 GB/s (16 MiB chunks).
+ *    102 us * 41.2 GB/s = 4.2 MB.
+ * Device->host pays more per chunk, so it gets larger chunks: 16 MiB for a
+ * 64 MiB copy, where host->device gets 10.7 MiB. */
+#define H2D_OVERHEAD_TIMES_RATE ((uint64_t)57 * 38800)  /* us * MB/s = bytes */
+#define D2H_OVERHEAD_TIMES_RATE ((uint64_t)102 * 41200)
+
+static uint64_t isqrt(uint64_t n) {
+  uint64_t lo = 0, hi = (uint64_t)1 << 32;
+  while (lo + 1 < hi) { /* invariant: lo*lo <= n < hi*hi */
+    uint64_t mid = lo + (hi - lo) / 2;
+    if (mid <= n / mid) lo = mid; else hi = mid;
+  }
+  return lo;
+}
+
+size_t sg__stage_auto_chunk(int to_device, size_t bytes) {
+  if (bytes <= SG__STAGE_MIN_AUTO_CHUNK) return bytes ? bytes : 1;
+  uint64_t k = to_device ? H2D_OVERHEAD_TIMES_RATE : D2H_OVERHEAD_TIMES_RATE;
+  uint64_t max = SG__STAGE_MAX_AUTO_CHUNK;
+  /* sqrt(bytes * k); a product that would overflow is far beyond max. */
+  uint64_t best = (uint64_t)bytes > UINT64_MAX / k ? max : isqrt((uint64_t)bytes * k);
+  if (best < SG__STAGE_MIN_AUTO_CHUNK) best = SG__STAGE_MIN_AUTO_CHUNK;
+  if (best > max) best = max;
+  if (best >= bytes) return bytes;
+  /* Equal chunks, as many as rounding bytes / best says, none above max. */
+  uint64_t n = ((uint64_t)bytes + best / 2) / best;
+  uint64_t least = ((uint64_t)bytes + max - 1) / max;
+  if (n < least) n = least;
+  if (n < 1) n = 1;
+  size_t chunk = (size_t)(((uint64_t)bytes + n - 1) / n);
+  chunk = (chunk + PAGE - 1) / PAGE * PAGE;
+  return chunk < bytes ? chunk : bytes;
+}
+
+/* Host->device: 1 / 2 / 4 / 8 / 12 threads gave 19.8 / 28.5 / 32.5 / 31.4 /
+ * 29.6 GB/s with 4 MiB chunks (bound by the per-chunk cost from 4 threads
+ * on), and 8 threads 38.8 GB/s with 16 MiB chunks, where the host copy is
+ * the bound. Device->host: 22.2 / 22.0 / 22.2 / 23.6 / 23.6 GB/s with 4 MiB
+ * chunks (the callbacks, not the threads, set the pace), 41.2 GB/s with 8
+ * threads and 16 MiB chunks. Half the CPUs, at most 8, leaves the other half
+ * to the application; a 2-CPU machine gets one thread (plus the callback
+ * thread, which copies the parts nobody has claimed). */
+unsigned sg__stage_default_threads(int to_device, unsigned cpus) {
+  (void)to_device; /* the same in both directions, by the figures above */
+  unsigned n = cpus / 2;
+  return n < 1 ? 1 : n > 8 ? 8 : n;
+}

@@ -1,0 +1,40 @@
+/* Internal: what a staged copy gets when its options leave a number at zero
+ * - chunk size and copy threads - and the measurements behind them
+ * (docs/staging.md, "Defaults, and why"; bench/RESULTS.md).
+ *
+ * The chunk size adapts to the copy. Each chunk costs a fixed time on the
+ * copy's stream (the host callback between two DMAs: about 57 us
+ * host->device and 102 us device->host on the H200 host), while the first
+ * chunk's host copy (host->device) or the last chunk's (device->host) is not
+ * overlapped with anything. A copy of S bytes in chunks of C then takes
+ * about S/B + (S/C)*o + C/r (B the DMA rate, o the per-chunk cost, r the
+ * host copy rate), least at C = sqrt(S*o*r): big copies get big chunks, and
+ * small ones few chunks, each large enough to pay for its callback. Chunks
+ * are at most 16 MiB (the best measured for 1 GiB in both directions; a
+ * ring of four then fills one default 64 MiB pool slab). */
+#ifndef SG_STAGING_TUNING_H
+#define SG_STAGING_TUNING_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SG__STAGE_MIN_AUTO_CHUNK ((size_t)1 << 20) /* DMA from pinned: 48 GB/s at 1 MiB */
+#define SG__STAGE_MAX_AUTO_CHUNK ((size_t)16 << 20)
+
+/* The chunk size for a staged copy of `bytes` (`to_device`: host->device,
+ * else device->host) when chunk_bytes is 0: `bytes` itself when one chunk
+ * is best, else an even split into whole pages, between the bounds above. */
+size_t sg__stage_auto_chunk(int to_device, size_t bytes);
+
+/* Copy threads (the parts each chunk's host copy is split into) when
+ * copy_threads is 0, on a machine of `cpus` CPUs: half of them, at most 8,
+ * in both directions. */
+unsigned sg__stage_default_threads(int to_device, unsigned cpus);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,149 @@
+// The defaults a staged copy gets (tuning.h) and the routes a policy allows
+// (policy.h), as pure functions: the chunk size adapts to the copy (few
+// chunks for small copies, large ones for large copies, never above the
+// cap), copy threads follow the CPU count, and no copy built into a CUDA
+// graph takes the driver's pageable path.
+#include <vector>
+
+#include "sg_test_util.h"
+#include "staging_internal.h"
+
+namespace {
+
+constexpr size_t KiB = 1024, MiB = 1024 * 1024;
+
+size_t chunks_of(size_t bytes, size_t chunk) { return (bytes + chunk - 1) / chunk; }
+
+TEST(StagingTuning, ChunkSizesOfTheBenchmarkCases) {
+  // The cases staging_bench measures, and what the rule of tuning.h gives.
+  EXPECT_EQ(sg__stage_auto_chunk(1, 64 * MiB), 11186176u);  // 10.7 MiB, 6 chunks
+  EXPECT_EQ(chunks_of(64 * MiB, sg__stage_auto_chunk(1, 64 * MiB)), 6u);
+  EXPECT_EQ(sg__stage_auto_chunk(0, 64 * MiB), 16 * MiB);   // 4 chunks
+  EXPECT_EQ(sg__stage_auto_chunk(1, 1024 * MiB), 16 * MiB);
+  EXPECT_EQ(sg__stage_auto_chunk(0, 1024 * MiB), 16 * MiB);
+}
+
+TEST(StagingTuning, SmallCopiesAreFewChunks) {
+  for (int to_device : {0, 1}) {
+    EXPECT_EQ(sg__stage_auto_chunk(to_device, 1), 1u);
+    EXPECT_EQ(sg__stage_auto_chunk(to_device, 4095), 4095u);
+    EXPECT_EQ(sg__stage_auto_chunk(to_device, 1 * MiB), 1 * MiB);
+    EXPECT_EQ(sg__stage_auto_chunk(to_device, 1 * MiB + 1), 1 * MiB + 1) << "one chunk";
+  }
+  EXPECT_EQ(chunks_of(8 * MiB, sg__stage_auto_chunk(1, 8 * MiB)), 2u);
+  EXPECT_EQ(chunks_of(8 * MiB, sg__stage_auto_chunk(0, 8 * MiB)), 1u);
+  EXPECT_EQ(chunks_of(32 * MiB, sg__stage_auto_chunk(1, 32 * MiB)), 4u);
+  EXPECT_EQ(chunks_of(32 * MiB, sg__stage_auto_chunk(0, 32 * MiB)), 3u);
+}
+
+// Over sizes from a byte to 64 GiB: within the bounds, whole pages unless
+// one chunk, never fewer chunks for a larger copy, the count growing like
+// the square root of the size below the cap (4x the bytes, 2x the chunks),
+// and device->host never cut finer than host->device (it pays more per
+// chunk).
+TEST(StagingTuning, ChunkSizeGrowsWithTheCopy) {
+  std::vector<size_t> sizes;
+  for (size_t b = 1; b <= (size_t(64) << 30); b = b * 5 / 4 + 4093) sizes.push_back(b);
+  for (int to_device : {0, 1}) {
+    size_t last_chunks = 0;
+    for (size_t b : sizes) {
+      size_t c = sg__stage_auto_chunk(to_device, b);
+      ASSERT_GE(c, 1u) << b;
+      ASSERT_LE(c, b) << b;
+      ASSERT_LE(c, SG__STAGE_MAX_AUTO_CHUNK) << b;
+      size_t n = chunks_of(b, c);
+      if (n > 1) {
+        EXPECT_EQ(c % 4096, 0u) << b;
+        EXPECT_GE(c, SG__STAGE_MIN_AUTO_CHUNK / 2) << b;
+      }
+      EXPECT_GE(n, last_chunks) << b;
+      last_chunks = n;
+      EXPECT_GE(sg__stage_auto_chunk(0, b), sg__stage_auto_chunk(1, b)) << b;
+    }
+    for (size_t b = 4 * MiB; b <= 16 * MiB; b += MiB) {
+      size_t n1 = chunks_of(b, sg__stage_auto_chunk(to_device, b));
+      size_t n4 = chunks_of(4 * b, sg__stage_auto_chunk(to_device, 4 * b));
+      EXPECT_LE(n4, 2 * n1 + 1) << b;
+      EXPECT_GE(n4 + 1, 2 * n1) << b;
+    }
+  }
+}
+
+TEST(StagingTuning, EvenChunksWithoutATinyTail) {
+  for (size_t b : {3 * MiB + 17, 13 * MiB + 4093, 100 * MiB + 1, 333 * MiB}) {
+    for (int to_device : {0, 1}) {
+      size_t c = sg__stage_auto_chunk(to_device, b);
+      size_t n = chunks_of(b, c);
+      size_t tail = b - (n - 1) * c;
+      EXPECT_GE(tail + 4096 * n, c / 2) << b << " " << to_device;
+    }
+  }
+}
+
+TEST(StagingTuning, CopyThreadsFollowTheCpus) {
+  for (int to_device : {0, 1}) {
+    EXPECT_EQ(sg__stage_default_threads(to_device, 1), 1u);
+    EXPECT_EQ(sg__stage_default_threads(to_device, 2), 1u);  // CI
+    EXPECT_EQ(sg__stage_default_threads(to_device, 8), 4u);
+    EXPECT_EQ(sg__stage_default_threads(to_device, 16), 8u); // the H200 host
+    EXPECT_EQ(sg__stage_default_threads(to_device, 128), 8u);
+  }
+}
+
+// The geometry a copy then gets: the ring holds min(ring depth, chunks)
+// slots of whole pages.
+TEST(StagingTuning, GeometryOfAnAdaptiveChunk) {
+  sg__stage_geometry g;
+  sg__stage_geometry_make(64 * MiB, sg__stage_auto_chunk(0, 64 * MiB), 4, 8, &g);
+  EXPECT_EQ(g.chunk, 16 * MiB);
+  EXPECT_EQ(g.chunks, 4u);
+  EXPECT_EQ(g.ring, 4u);
+  EXPECT_EQ(g.stride, 16 * MiB);
+  sg__stage_geometry_make(8 * MiB, sg__stage_auto_chunk(0, 8 * MiB), 4, 8, &g);
+  EXPECT_EQ(g.chunks, 1u);
+  EXPECT_EQ(g.ring, 1u);
+  sg__stage_geometry_make(5 * KiB, sg__stage_auto_chunk(1, 5 * KiB), 4, 8, &g);
+  EXPECT_EQ(g.chunks, 1u);
+  EXPECT_EQ(g.stride, 8 * KiB);
+}
+
+// ---- policy.h -------------------------------------------------------------
+
+constexpr size_t kMin = 1 * MiB;
+
+TEST(StagingPolicy, NothingBuiltIntoACudaGraphTakesTheDriversPath) {
+  for (sg_staging_policy p : {SG_STAGING_AUTO, SG_STAGING_STAGE, SG_STAGING_REGISTER,
+                              SG_STAGING_NONE})
+    for (size_t bytes : {size_t(1), kMin - 1, kMin, 64 * MiB})
+      EXPECT_EQ(sg__staging_fallback(p, 1, 1, bytes, kMin), SG__ROUTE_STAGE)
+          << "policy " << p << ", " << bytes << " bytes";
+}
+
+TEST(StagingPolicy, StreamsModeOnCuda) {
+  EXPECT_EQ(sg__staging_fallback(SG_STAGING_NONE, 1, 0, 64 * MiB, kMin), SG__ROUTE_DIRECT);
+  EXPECT_EQ(sg__staging_fallback(SG_STAGING_AUTO, 1, 0, kMin - 1, kMin), SG__ROUTE_DIRECT);
+  EXPECT_EQ(sg__staging_fallback(SG_STAGING_AUTO, 1, 0, kMin, kMin), SG__ROUTE_STAGE);
+  EXPECT_EQ(sg__staging_fallback(SG_STAGING_STAGE, 1, 0, 1, kMin), SG__ROUTE_STAGE);
+  EXPECT_EQ(sg__staging_fallback(SG_STAGING_REGISTER, 1, 0, 1, kMin), SG__ROUTE_STAGE);
+}
+
+// The host backend's "DMA" is a memcpy in order: the graph rule is CUDA's.
+TEST(StagingPolicy, HostBackendCopiesDirectlyUnlessAskedToStage) {
+  for (int graph : {0, 1}) {
+    EXPECT_EQ(sg__staging_fallback(SG_STAGING_NONE, 0, graph, 64 * MiB, kMin), SG__ROUTE_DIRECT);
+    EXPECT_EQ(sg__staging_fallback(SG_STAGING_AUTO, 0, graph, 64 * MiB, kMin), SG__ROUTE_DIRECT);
+    EXPECT_EQ(sg__staging_fallback(SG_STAGING_STAGE, 0, graph, 1, kMin), SG__ROUTE_STAGE);
+    EXPECT_EQ(sg__staging_fallback(SG_STAGING_REGISTER, 0, graph, 1, kMin), SG__ROUTE_STAGE);
+  }
+}
+
+TEST(StagingPolicy, WhoMayRegister) {
+  EXPECT_TRUE(sg__staging_may_register(SG_STAGING_REGISTER, 1, kMin, 0, 3));
+  EXPECT_FALSE(sg__staging_may_register(SG_STAGING_AUTO, 64 * MiB, kMin, 2, 3));
+  EXPECT_TRUE(sg__staging_may_register(SG_STAGING_AUTO, 64 * MiB, kMin, 3, 3));
+  EXPECT_FALSE(sg__staging_may_register(SG_STAGING_AUTO, kMin - 1, kMin, 9, 3)) << "small";
+  EXPECT_FALSE(sg__staging_may_register(SG_STAGING_STAGE, 64 * MiB, kMin, 9, 3));
+  EXPECT_FALSE(sg__staging_may_register(SG_STAGING_NONE, 64 * MiB, kMin, 9, 3));
+}
+
+}  // namespace
