@@ -9,13 +9,20 @@
 //               (first launch, which pins it, not timed)
 //   auto        SG_STAGING_AUTO (the default), reused: registered from the
 //               third launch on; timed after the switch
-// plus a sweep of copy threads and chunk sizes for the 1 GiB staged H2D, to
-// check the defaults. Medians of several runs; GB/s and ratios; targets
-// (h200-limits.md): staged H2D >= 3.5x driver, staged D2H >= 2x driver,
-// registered >= 0.95x pinned.
+// with the defaults each staged case got (chunk size and count, ring, copy
+// threads, non-temporal stores: src/staging/tuning.h), and a sweep that
+// checks them: for both sizes and both directions, staged in streams mode
+// with 4 / 8 / 16 MiB chunks with and without non-temporal stores, 32 MiB
+// chunks (1 GiB), 4 / 12 / 16 copy threads, and the defaults, each against
+// the driver. The sweep's configurations of one size and direction run in
+// interleaved rounds (one run of each per round), so that drift in the
+// machine's state hits them alike. Medians; GB/s and ratios; targets
+// (h200-limits.md), at 64 MiB and at 1 GiB: staged H2D >= 3.5x driver,
+// staged D2H >= 2x driver, registered >= 0.95x pinned.
 //
 // Usage: staging_bench [out.json] [--reps N] [--quick]
 // Prints a table and writes JSON. Exit status 1 if a copy came out wrong.
+// Runs in well under a minute on the H200 host (the sweep prints its own time).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -24,35 +31,66 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <unistd.h>
 
+#include "bench_check.h"
+#include "staging/tuning.h" /* internal: the defaults the library picks */
 #include "streamgraph/streamgraph.h"
-
-#define CK(x)                                                                              \
-  do {                                                                                     \
-    cudaError_t e_ = (x);                                                                  \
-    if (e_ != cudaSuccess) {                                                               \
-      std::fprintf(stderr, "%s:%d: %s -> %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(2);                                                                        \
-    }                                                                                      \
-  } while (0)
-
-#define SGK(x)                                                                             \
-  do {                                                                                     \
-    sg_status s_ = (x);                                                                    \
-    if (s_ != SG_OK) {                                                                     \
-      std::fprintf(stderr, "%s:%d: %s -> %s: %s\n", __FILE__, __LINE__, #x,                 \
-                   sg_status_name(s_), sg_last_error());                                   \
-      std::exit(2);                                                                        \
-    }                                                                                      \
-  } while (0)
 
 namespace {
 
 constexpr size_t MiB = size_t(1) << 20;
+
+// Non-temporal stores: on unless SG_STAGING_NONTEMPORAL=0 when the pool was
+// made (workers.c).
+bool nontemporal_default() {
+  const char *env = std::getenv("SG_STAGING_NONTEMPORAL");
+  return !(env && !std::strcmp(env, "0"));
+}
+
+// What a staged copy of `bytes` gets with `chunk` and `threads` (0: the
+// defaults), as the library computes it (stage_run.c, tuning.c).
+struct Choice {
+  size_t chunk;
+  unsigned chunks, ring, threads;
+  bool nontemporal;
+};
+
+Choice choose(bool h2d, size_t bytes, size_t chunk, unsigned threads, bool nontemporal) {
+  Choice c;
+  c.chunk = chunk ? chunk : sg__stage_auto_chunk(h2d, bytes);
+  size_t least = (bytes + 1023) / 1024; // SG__STAGE_MAX_CHUNKS
+  if (c.chunk < least) c.chunk = least;
+  if (c.chunk > bytes) c.chunk = bytes;
+  c.chunks = static_cast<unsigned>((bytes + c.chunk - 1) / c.chunk);
+  c.ring = std::min(4u, c.chunks); // ring_depth default 4
+  c.threads = threads ? threads
+                      : sg__stage_default_threads(h2d, static_cast<unsigned>(
+                                                           sysconf(_SC_NPROCESSORS_ONLN)));
+  c.nontemporal = nontemporal;
+  return c;
+}
+
+std::string describe(const Choice &c) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%u x %.2f MiB, ring %u, %u threads, %s", c.chunks,
+                c.chunk / double(MiB), c.ring, c.threads,
+                c.nontemporal ? "non-temporal stores" : "memcpy");
+  return buf;
+}
+
+std::string choice_json(const Choice &c) {
+  char buf[200];
+  std::snprintf(buf, sizeof buf,
+                "{\"chunk_bytes\": %zu, \"chunks\": %u, \"ring\": %u, \"copy_threads\": %u, "
+                "\"nontemporal\": %s}",
+                c.chunk, c.chunks, c.ring, c.threads, c.nontemporal ? "true" : "false");
+  return buf;
+}
 
 double now_s() {
   timespec t;
@@ -126,6 +164,7 @@ struct Row {
   size_t bytes;
   bool h2d;
   double driver, pinned, staged_streams, staged_graph, registered, autop;
+  Choice defaults;
 };
 
 bool check(const uint8_t *a, const uint8_t *b, size_t n, const char *what) {
@@ -139,6 +178,7 @@ Row measure(Buffers &b, size_t bytes, bool h2d, int reps, sg_pinned_pool *pool, 
   r.name = std::string(h2d ? "H2D " : "D2H ") + std::to_string(bytes / MiB) + " MiB";
   r.bytes = bytes;
   r.h2d = h2d;
+  r.defaults = choose(h2d, bytes, 0, 0, nontemporal_default());
   cudaStream_t s = b.stream;
   uint8_t *host = h2d ? b.page_in : b.page_out;
   auto kind = h2d ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
@@ -257,35 +297,85 @@ int main(int argc, char **argv) {
       rows.push_back(measure(b, bytes, h2d, bytes >= 512 * MiB ? std::max(3, reps - 2) : reps * 2,
                              pool, &ok));
 
-  // Sweep: threads and chunk size, 1 GiB staged H2D and D2H, streams mode.
-  // A second pool whose copy threads use plain memcpy (no non-temporal
-  // stores), to show what streaming stores buy.
+  // Sweep, streams mode, staged: per size and direction, every configuration
+  // against the driver, run in interleaved rounds. A second pool whose copy
+  // threads use plain memcpy (no non-temporal stores) shows what streaming
+  // stores buy; each pool is made with the setting forced, whatever the
+  // environment says.
+  const char *env_nt = std::getenv("SG_STAGING_NONTEMPORAL");
+  std::string saved_nt = env_nt ? env_nt : "";
+  setenv("SG_STAGING_NONTEMPORAL", "1", 1);
+  sg_pinned_pool *nt_pool;
+  SGK(sg_pinned_pool_create(&po, &nt_pool));
   setenv("SG_STAGING_NONTEMPORAL", "0", 1);
   sg_pinned_pool *plain_pool;
   SGK(sg_pinned_pool_create(&po, &plain_pool));
-  unsetenv("SG_STAGING_NONTEMPORAL");
+  if (env_nt) setenv("SG_STAGING_NONTEMPORAL", saved_nt.c_str(), 1);
+  else unsetenv("SG_STAGING_NONTEMPORAL");
+
   struct Sweep {
+    size_t bytes;
     bool h2d;
-    unsigned threads;
-    size_t chunk;
+    size_t chunk_opt;      // 0: adaptive
+    unsigned threads_opt;  // 0: default
     bool streaming;
-    double gbps;
+    Choice got;
+    bool is_default;
+    double gbps, driver;
   };
   std::vector<Sweep> sweep;
-  for (bool h2d : {true, false})
-    for (unsigned threads : {1u, 2u, 4u, 8u, 12u})
-      for (size_t chunk : {2 * MiB, 4 * MiB, 16 * MiB})
-        for (bool streaming : {true, false}) {
-          // threads at 4 MiB; chunks at 8 threads; plain memcpy at 8 threads, 4 MiB
-          if (threads != 8 && chunk != 4 * MiB) continue;
-          if (!streaming && (threads != 8 || chunk != 4 * MiB)) continue;
-          void *dst = h2d ? static_cast<void *>(b.dev) : b.page_out;
-          const void *src = h2d ? static_cast<const void *>(b.page_in) : b.dev;
-          OneCopy c(dst, src, big, SG_MODE_STREAMS, SG_STAGING_STAGE,
-                    streaming ? pool : plain_pool, threads, chunk);
-          sweep.push_back({h2d, threads, chunk, streaming, rate(big, 3, [&] { c.run(); })});
+  const double sweep_t0 = now_s();
+  for (size_t bytes : {64 * MiB, big}) {
+    for (bool h2d : {true, false}) {
+      const Row *base = nullptr;
+      for (const Row &r : rows)
+        if (r.bytes == bytes && r.h2d == h2d) base = &r;
+      std::vector<Sweep> group;
+      auto add = [&](size_t chunk, unsigned threads, bool streaming) {
+        Sweep w{bytes, h2d, chunk, threads, streaming, choose(h2d, bytes, chunk, threads, streaming),
+                chunk == 0 && threads == 0 && streaming == nontemporal_default(), 0, base->driver};
+        group.push_back(w);
+      };
+      add(0, 0, true);
+      add(0, 0, false);
+      for (size_t chunk : {4 * MiB, 8 * MiB, 16 * MiB})
+        for (bool streaming : {true, false}) add(chunk, 0, streaming);
+      if (bytes >= 512 * MiB) add(32 * MiB, 0, true);
+      for (unsigned threads : {4u, 12u, 16u}) add(0, threads, true);
+
+      void *dst = h2d ? static_cast<void *>(b.dev) : b.page_out;
+      const void *src = h2d ? static_cast<const void *>(b.page_in) : b.dev;
+      std::vector<std::unique_ptr<OneCopy>> copies;
+      for (const Sweep &w : group) {
+        copies.emplace_back(new OneCopy(dst, src, bytes, SG_MODE_STREAMS, SG_STAGING_STAGE,
+                                        w.streaming ? nt_pool : plain_pool, w.threads_opt,
+                                        w.chunk_opt));
+        copies.back()->run(); // warm-up: rings and copy threads exist before timing
+      }
+      const int rounds = bytes >= 512 * MiB ? 5 : 11;
+      std::vector<std::vector<double>> gbps(group.size());
+      for (int r = 0; r < rounds; r++)
+        for (size_t i = 0; i < group.size(); i++) {
+          double t0 = now_s();
+          copies[i]->run();
+          gbps[i].push_back(bytes / (now_s() - t0) / 1e9);
         }
+      for (size_t i = 0; i < group.size(); i++) {
+        group[i].gbps = median(gbps[i]);
+        sweep.push_back(group[i]);
+      }
+      copies.clear();
+      if (h2d) {
+        std::memset(b.page_out, 0, bytes);
+        CK(cudaMemcpy(b.page_out, b.dev, bytes, cudaMemcpyDeviceToHost));
+      }
+      ok &= check(b.page_out, b.page_in, bytes, "sweep");
+      std::memset(b.page_out, 0xDD, bytes);
+    }
+  }
+  const double sweep_s = now_s() - sweep_t0;
   SGK(sg_pinned_pool_destroy(plain_pool));
+  SGK(sg_pinned_pool_destroy(nt_pool));
 
   sg_pinned_pool_stats ps;
   SGK(sg_pinned_pool_get_stats(pool, &ps));
@@ -301,19 +391,43 @@ int main(int argc, char **argv) {
     std::printf("%-12s %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.3f\n", r.name.c_str(),
                 r.driver, r.pinned, r.staged_streams, r.staged_graph, r.registered, r.autop,
                 r.staged_streams / r.driver, r.registered / r.pinned);
-  std::printf("\nsweep, %zu MiB staged, streams mode (GB/s):\n", big / MiB);
-  for (const Sweep &s : sweep)
-    std::printf("  %s threads %2u chunk %2zu MiB %-9s %6.2f\n", s.h2d ? "H2D" : "D2H", s.threads,
-                s.chunk / MiB, s.streaming ? "streaming" : "memcpy", s.gbps);
-  const Row &h = rows[2], &d = rows[3];
-  bool pass_h2d = h.staged_streams >= 3.5 * h.driver;
-  bool pass_d2h = d.staged_streams >= 2.0 * d.driver;
-  bool pass_reg = h.registered >= 0.95 * h.pinned && d.registered >= 0.95 * d.pinned;
-  std::printf("\ntargets (%zu MiB): H2D staged >= 3.5x driver: %s (%.2fx); D2H staged >= 2x "
-              "driver: %s (%.2fx); registered >= 0.95x pinned: %s (%.3f / %.3f)\n",
-              big / MiB, pass_h2d ? "met" : "MISSED", h.staged_streams / h.driver,
-              pass_d2h ? "met" : "MISSED", d.staged_streams / d.driver, pass_reg ? "met" : "MISSED",
-              h.registered / h.pinned, d.registered / d.pinned);
+  std::printf("\ndefaults the staged cases got (chunk_bytes, copy_threads, ring_depth 0):\n");
+  for (const Row &r : rows)
+    std::printf("  %-12s %s\n", r.name.c_str(), describe(r.defaults).c_str());
+
+  std::printf("\nsweep, staged, streams mode (GB/s, median of interleaved rounds; "
+              "* = the defaults; %.1f s):\n", sweep_s);
+  std::printf("  %-12s %6s %10s %5s %8s %-13s %8s %7s\n", "case", "chunks", "chunk MiB", "ring",
+              "threads", "stores", "GB/s", "x drv");
+  for (const Sweep &w : sweep) {
+    std::string name = std::string(w.h2d ? "H2D " : "D2H ") + std::to_string(w.bytes / MiB) +
+                       " MiB";
+    std::printf("%s %-12s %6u %10.2f %5u %8u %-13s %8.2f %7.2f%s\n", w.is_default ? "*" : " ",
+                name.c_str(), w.got.chunks, w.got.chunk / double(MiB), w.got.ring, w.got.threads,
+                w.got.nontemporal ? "non-temporal" : "memcpy", w.gbps, w.gbps / w.driver,
+                w.chunk_opt ? "" : "  (adaptive chunk)");
+  }
+
+  // Targets at both sizes: rows are H2D 64, D2H 64, H2D big, D2H big.
+  struct Target {
+    std::string what;
+    double want, got;
+    bool met;
+  };
+  std::vector<Target> targets;
+  for (const Row &r : rows) {
+    char what[64];
+    std::snprintf(what, sizeof what, "%s staged >= %.1fx driver", r.name.c_str(),
+                  r.h2d ? 3.5 : 2.0);
+    double ratio = r.staged_streams / r.driver, want = r.h2d ? 3.5 : 2.0;
+    targets.push_back({what, want, ratio, ratio >= want});
+    std::snprintf(what, sizeof what, "%s registered >= 0.95x pinned", r.name.c_str());
+    ratio = r.registered / r.pinned;
+    targets.push_back({what, 0.95, ratio, ratio >= 0.95});
+  }
+  std::printf("\ntargets:\n");
+  for (const Target &t : targets)
+    std::printf("  %-40s %s (%.2fx)\n", t.what.c_str(), t.met ? "met" : "MISSED", t.got);
   std::printf("pool: peak in use %zu MiB, slabs %zu, waits %llu; data %s\n",
               ps.peak_in_use_bytes / MiB, ps.slab_count, (unsigned long long)ps.waits,
               ok ? "exact" : "WRONG");
@@ -330,28 +444,31 @@ int main(int argc, char **argv) {
                    "    {\"case\": \"%s\", \"bytes\": %zu, \"direction\": \"%s\", "
                    "\"driver_gbps\": %.3f, \"pinned_gbps\": %.3f, \"staged_streams_gbps\": %.3f, "
                    "\"staged_graph_gbps\": %.3f, \"registered_gbps\": %.3f, \"auto_gbps\": %.3f, "
-                   "\"staged_over_driver\": %.3f, \"registered_over_pinned\": %.3f}%s\n",
+                   "\"staged_over_driver\": %.3f, \"registered_over_pinned\": %.3f, "
+                   "\"defaults\": %s}%s\n",
                    r.name.c_str(), r.bytes, r.h2d ? "H2D" : "D2H", r.driver, r.pinned,
                    r.staged_streams, r.staged_graph, r.registered, r.autop,
                    r.staged_streams / r.driver, r.registered / r.pinned,
-                   i + 1 < rows.size() ? "," : "");
+                   choice_json(r.defaults).c_str(), i + 1 < rows.size() ? "," : "");
     }
-    std::fprintf(f, "  ],\n  \"sweep\": [\n");
-    for (size_t i = 0; i < sweep.size(); i++)
+    std::fprintf(f, "  ],\n  \"sweep_seconds\": %.1f,\n  \"sweep\": [\n", sweep_s);
+    for (size_t i = 0; i < sweep.size(); i++) {
+      const Sweep &w = sweep[i];
       std::fprintf(f,
-                   "    {\"direction\": \"%s\", \"copy_threads\": %u, \"chunk_bytes\": %zu, "
-                   "\"nontemporal\": %s, \"gbps\": %.3f}%s\n",
-                   sweep[i].h2d ? "H2D" : "D2H", sweep[i].threads, sweep[i].chunk,
-                   sweep[i].streaming ? "true" : "false", sweep[i].gbps,
+                   "    {\"bytes\": %zu, \"direction\": \"%s\", \"chunk_adaptive\": %s, "
+                   "\"threads_default\": %s, \"is_default\": %s, \"got\": %s, \"gbps\": %.3f, "
+                   "\"over_driver\": %.3f}%s\n",
+                   w.bytes, w.h2d ? "H2D" : "D2H", w.chunk_opt ? "false" : "true",
+                   w.threads_opt ? "false" : "true", w.is_default ? "true" : "false",
+                   choice_json(w.got).c_str(), w.gbps, w.gbps / w.driver,
                    i + 1 < sweep.size() ? "," : "");
-    std::fprintf(f,
-                 "  ],\n  \"targets\": {\"h2d_staged_over_driver\": {\"want\": 3.5, \"got\": %.3f, "
-                 "\"met\": %s}, \"d2h_staged_over_driver\": {\"want\": 2.0, \"got\": %.3f, "
-                 "\"met\": %s}, \"registered_over_pinned\": {\"want\": 0.95, \"got_h2d\": %.3f, "
-                 "\"got_d2h\": %.3f, \"met\": %s}}\n}\n",
-                 h.staged_streams / h.driver, pass_h2d ? "true" : "false",
-                 d.staged_streams / d.driver, pass_d2h ? "true" : "false",
-                 h.registered / h.pinned, d.registered / d.pinned, pass_reg ? "true" : "false");
+    }
+    std::fprintf(f, "  ],\n  \"targets\": [\n");
+    for (size_t i = 0; i < targets.size(); i++)
+      std::fprintf(f, "    {\"what\": \"%s\", \"want\": %.2f, \"got\": %.3f, \"met\": %s}%s\n",
+                   targets[i].what.c_str(), targets[i].want, targets[i].got,
+                   targets[i].met ? "true" : "false", i + 1 < targets.size() ? "," : "");
+    std::fprintf(f, "  ]\n}\n");
     std::fclose(f);
   } else {
     std::fprintf(stderr, "cannot write %s\n", json_path);
