@@ -52,10 +52,17 @@ typedef struct sg__cuda_work {
 /* An instantiated CUDA graph and the graph node of each schedule node (NULL
  * for nodes without one: empty nodes, nodes folded into edges). The graph
  * is kept: per-node exec updates name nodes of the graph instantiated. */
+/* A kernel node's driver function, for updates through the driver. */
+typedef struct sg__cuda_kernel_fn {
+  const void *func;        /* the __global__ it was looked up for */
+  cudaFunction_t function;
+} sg__cuda_kernel_fn;
+
 typedef struct sg__cuda_graph {
   cudaGraph_t graph;
   cudaGraphExec_t exec;
   cudaGraphNode_t *nodes;  /* node_count */
+  sg__cuda_kernel_fn *kernel_fns; /* node_count, made on the first kernel update */
 } sg__cuda_graph;
 
 typedef struct sg__cuda_state {
@@ -178,7 +185,8 @@ void sg__cuda_streams_free(sg__cuda_state *b);
 sg_status sg__cuda_streams_launch(sg__cuda_state *b, void *cuda_stream);
 sg_status sg__cuda_streams_trace(sg__cuda_state *b, uint64_t *start_ns, uint64_t *end_ns);
 
-/* ---- graph_mode.c, graph_explicit.c, graph_capture.c, graph_update.c ---- */
+/* ---- graph_mode.c, graph_explicit.c, graph_capture.c, graph_update.c,
+ * graph_kernel_update.c ------------------------------------------------- */
 
 sg_status sg__cuda_graph_create(sg__cuda_state *b);
 /* The instantiated graph of a graph-mode CUDA executable and the graph node
@@ -203,6 +211,10 @@ sg_status sg__cuda_build_capture(sg__cuda_state *b, const char *fn, sg__cuda_gra
 sg_status sg__cuda_graph_update_node(sg__cuda_state *b, uint32_t index, const sg__node *fresh,
                                      sg__cuda_route route, sg__cuda_work *payload,
                                      int *in_place);
+/* Sets a kernel node of the instantiated graph in place (graph_kernel_update.c):
+ * through the driver when it can, else the runtime's call. cudaSuccess, or
+ * the runtime's refusal. */
+cudaError_t sg__cuda_graph_set_kernel(sg__cuda_state *b, uint32_t index, const sg__kernel *k);
 
 /* ---- cuda_exec.c -------------------------------------------------------- */
 

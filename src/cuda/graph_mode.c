@@ -17,9 +17,11 @@ void sg__cuda_graph_free(sg__cuda_graph *g) {
   if (g->exec) cudaGraphExecDestroy(g->exec);
   if (g->graph) cudaGraphDestroy(g->graph);
   sg__free(g->nodes);
+  sg__free(g->kernel_fns);
   g->exec = NULL;
   g->graph = NULL;
   g->nodes = NULL;
+  g->kernel_fns = NULL;
 }
 
 sg_status sg__cuda_graph_rebuild(sg__cuda_state *b, const char *fn) {

@@ -21,11 +21,8 @@ static cudaError_t set_in_place(sg__cuda_state *b, uint32_t index, const sg__nod
   const char *call = "";
   if (!node) return cudaErrorNotSupported;
   switch ((sg__cuda_route)b->route[index]) {
-    case SG__ROUTE_KERNEL: {
-      struct cudaKernelNodeParams p;
-      sg__cuda_kernel_params(&fresh->u.kernel, &p);
-      return SG_CUDA(cudaGraphExecKernelNodeSetParams(exec, node, &p));
-    }
+    case SG__ROUTE_KERNEL:
+      return sg__cuda_graph_set_kernel(b, index, &fresh->u.kernel);
     case SG__ROUTE_COPY:
       return SG_CUDA(cudaGraphExecMemcpyNodeSetParams1D(exec, node, fresh->u.copy.dst,
                                                         fresh->u.copy.src, fresh->u.copy.bytes,

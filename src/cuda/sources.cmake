@@ -14,4 +14,5 @@ list(APPEND SG_CUDA_C_SOURCES
   cuda/graph_mode.c
   cuda/graph_explicit.c
   cuda/graph_capture.c
-  cuda/graph_update.c)
+  cuda/graph_update.c
+  cuda/graph_kernel_update.c)
