@@ -45,11 +45,12 @@ namespace {
 
 constexpr size_t MiB = size_t(1) << 20;
 
-// Non-temporal stores: on unless SG_STAGING_NONTEMPORAL=0 when the pool was
-// made (workers.c).
-bool nontemporal_default() {
+// Non-temporal stores: by direction (staging/tuning.h) unless
+// SG_STAGING_NONTEMPORAL was set when the pool was made (workers.c).
+bool nontemporal_default(bool h2d) {
   const char *env = std::getenv("SG_STAGING_NONTEMPORAL");
-  return !(env && !std::strcmp(env, "0"));
+  if (!env) return sg__stage_nontemporal_default(h2d) != 0;
+  return std::strcmp(env, "0") != 0;
 }
 
 // What a staged copy of `bytes` gets with `chunk` and `threads` (0: the
@@ -178,7 +179,7 @@ Row measure(Buffers &b, size_t bytes, bool h2d, int reps, sg_pinned_pool *pool, 
   r.name = std::string(h2d ? "H2D " : "D2H ") + std::to_string(bytes / MiB) + " MiB";
   r.bytes = bytes;
   r.h2d = h2d;
-  r.defaults = choose(h2d, bytes, 0, 0, nontemporal_default());
+  r.defaults = choose(h2d, bytes, 0, 0, nontemporal_default(h2d));
   cudaStream_t s = b.stream;
   uint8_t *host = h2d ? b.page_in : b.page_out;
   auto kind = h2d ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
@@ -333,7 +334,7 @@ int main(int argc, char **argv) {
       std::vector<Sweep> group;
       auto add = [&](size_t chunk, unsigned threads, bool streaming) {
         Sweep w{bytes, h2d, chunk, threads, streaming, choose(h2d, bytes, chunk, threads, streaming),
-                chunk == 0 && threads == 0 && streaming == nontemporal_default(), 0, base->driver};
+                chunk == 0 && threads == 0 && streaming == nontemporal_default(h2d), 0, base->driver};
         group.push_back(w);
       };
       add(0, 0, true);

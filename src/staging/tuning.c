@@ -59,3 +59,5 @@ unsigned sg__stage_default_threads(int to_device, unsigned cpus) {
   unsigned n = cpus / 2;
   return n < 1 ? 1 : n > 8 ? 8 : n;
 }
+
+int sg__stage_nontemporal_default(int to_device) { return to_device != 0; }

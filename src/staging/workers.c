@@ -14,6 +14,7 @@
 
 #include "core/error.h"
 #include "core/sys.h"
+#include "staging/tuning.h"
 
 /* Below this a part costs more to hand over than to copy. */
 #define MIN_PART_BYTES (64u * 1024u)
@@ -55,9 +56,11 @@ static void copy_stream(char *d, const char *s, size_t n) {
 #define SG__HAVE_STREAM_COPY 0
 #endif
 
-static void copy_part(const sg__workers *w, char *d, const char *s, size_t n) {
+static void copy_part(const sg__workers *w, const sg__copy_job *job, char *d, const char *s,
+                      size_t n) {
 #if SG__HAVE_STREAM_COPY
-  if (w->streaming && n >= STREAM_MIN_BYTES) {
+  int streaming = w->streaming < 0 ? sg__stage_nontemporal_default(job->to_device) : w->streaming;
+  if (streaming && n >= STREAM_MIN_BYTES) {
     copy_stream(d, s, n);
     return;
   }
@@ -69,7 +72,7 @@ sg_status sg__workers_init(sg__workers *w, unsigned capacity, const char *where)
   memset(w, 0, sizeof *w);
   w->capacity = capacity;
   const char *env = getenv("SG_STAGING_NONTEMPORAL");
-  w->streaming = SG__HAVE_STREAM_COPY && !(env && !strcmp(env, "0"));
+  w->streaming = !SG__HAVE_STREAM_COPY ? 0 : !env ? -1 : strcmp(env, "0") != 0;
   if (sg__mutex_init(&w->lock))
     return sg__fail(SG_ERR_SYSTEM, "%s: cannot create a mutex for the copy threads", where);
   if (sg__cond_init(&w->work)) {
@@ -128,7 +131,7 @@ static void *worker_main(void *arg) {
     size_t n;
     claim(w, job, &dst, &src, &n);
     sg__mutex_unlock(&w->lock);
-    copy_part(w, dst, src, n);
+    copy_part(w, job, dst, src, n);
     sg__mutex_lock(&w->lock);
     finish(w, job);
   }
@@ -213,7 +216,7 @@ void sg__copy_wait(sg__workers *w, sg__copy_job *job) {
       size_t n;
       claim(w, job, &dst, &src, &n);
       sg__mutex_unlock(&w->lock);
-      copy_part(w, dst, src, n);
+      copy_part(w, job, dst, src, n);
       sg__mutex_lock(&w->lock);
       finish(w, job);
     } else {

@@ -24,6 +24,7 @@ typedef struct sg__copy_job {
   unsigned finished;          /* parts copied */
   int queued;                 /* 1 while some part is unclaimed */
   int busy;                   /* 1 from submission until every part is copied */
+  int to_device;              /* set before submitting: the store kind follows the direction */
   struct sg__copy_job *next;  /* queue link */
 } sg__copy_job;
 
@@ -35,13 +36,16 @@ typedef struct sg__workers {
   pthread_t *threads;
   unsigned count, capacity;
   int stopping;
-  int streaming;              /* 1: large parts are copied with non-temporal stores */
+  int streaming;              /* large parts with non-temporal stores: 1 always, 0 never,
+                                 -1 by direction (sg__stage_nontemporal_default) */
 } sg__workers;
 
 /* Initialises with no thread (SG_ERR_SYSTEM when a mutex or condition
- * cannot be made, message prefixed by `where`). Non-temporal copies are on
- * where the CPU has them, unless the environment variable
- * SG_STAGING_NONTEMPORAL is "0" (a tuning and diagnosis knob). */
+ * cannot be made, message prefixed by `where`). Where the CPU has
+ * non-temporal stores, each job's direction picks them
+ * (sg__stage_nontemporal_default), unless the environment variable
+ * SG_STAGING_NONTEMPORAL is "0" (never) or another value (always): a tuning
+ * and diagnosis knob, read when the pool is made. */
 sg_status sg__workers_init(sg__workers *w, unsigned capacity, const char *where);
 /* Starts threads until `count` run (at most the capacity). */
 sg_status sg__workers_ensure(sg__workers *w, unsigned count, const char *where);
