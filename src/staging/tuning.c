@@ -60,4 +60,4 @@ unsigned sg__stage_default_threads(int to_device, unsigned cpus) {
   return n < 1 ? 1 : n > 8 ? 8 : n;
 }
 
-int sg__stage_nontemporal_default(int to_device) { return to_device != 0; }
+int sg__stage_nontemporal_default(int to_device) { return 0; }

@@ -34,14 +34,13 @@ size_t sg__stage_auto_chunk(int to_device, size_t bytes);
  * in both directions. */
 unsigned sg__stage_default_threads(int to_device, unsigned cpus);
 
-/* 1 if the copy threads write a chunk with non-temporal stores by default:
- * host->device, where the destination is a pinned slot the DMA engine reads
- * from memory. Device->host writes the user's pageable buffer with plain
- * memcpy: in the H200 sweep of 2026-11-30 (bench/RESULTS.md) plain stores
- * were faster in every device->host pairing (8 of 8; e.g. 1 GiB in 16 MiB
- * chunks 41.3 vs 38.0 GB/s), while host->device was mixed (non-temporal
- * ahead at 64 MiB, behind at 1 GiB). SG_STAGING_NONTEMPORAL=1 or 0 forces
- * either for a pool made while it is set. */
+/* 1 if the copy threads write a chunk with non-temporal stores by default.
+ * They do not, in either direction: in the two H200 sweeps of 2026-11-30
+ * (bench/RESULTS.md) plain memcpy was faster in 12 of 16 host->device and
+ * 13 of 16 device->host pairings of the same chunk size, copy size and run
+ * (e.g. 1 GiB host->device in 16 MiB chunks: 40.6 against 31.9 GB/s), with
+ * a run-to-run spread of about 15%. SG_STAGING_NONTEMPORAL=1 (or 0) forces
+ * them on (or off) for a pool made while it is set. */
 int sg__stage_nontemporal_default(int to_device);
 
 #ifdef __cplusplus
