@@ -30,12 +30,8 @@ TEST_P(PipelineError, StopsCleanlyAtTheFailingBatch) {
   const unsigned count = 11;
   const size_t n = 97;
   Chain chain(SG_BACKEND_HOST, n, true);
-  std::vector<std::unique_ptr<Batch>> owned;
-  std::vector<Batch *> batches;
-  for (unsigned i = 0; i < count; i++) {
-    owned.emplace_back(new Batch(chain, i % 2 == 0, i));
-    batches.push_back(owned.back().get());
-  }
+  pipetest::Batches set(chain, count, [&](unsigned i) { return i % 2 == 0; });
+  std::vector<Batch *> &batches = set.list;
   batches[k]->check.fail = true;
   Ctx ctx;
   ctx.chain = &chain;
@@ -148,12 +144,8 @@ TEST(PipelineError, FoundByPolling) {
   sgtest::LeakCheck leaks;
   const size_t n = 64;
   Chain chain(SG_BACKEND_HOST, n, true);
-  std::vector<std::unique_ptr<Batch>> owned;
-  std::vector<Batch *> batches;
-  for (unsigned i = 0; i < 3; i++) {
-    owned.emplace_back(new Batch(chain, false, i));
-    batches.push_back(owned.back().get());
-  }
+  pipetest::Batches set(chain, 3, [&](unsigned i) { return false; });
+  std::vector<Batch *> &batches = set.list;
   batches[1]->check.fail = true;
   Ctx ctx;
   ctx.chain = &chain;

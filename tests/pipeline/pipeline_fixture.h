@@ -6,9 +6,12 @@
 #define SG_PIPELINE_FIXTURE_H
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -230,6 +233,39 @@ inline sg_pipeline_options chain_options(Ctx *ctx, unsigned depth, sg_exec_mode 
   o.on_complete = record;
   o.user_data = ctx;
   return o;
+}
+
+// `count` batches of `chain`, owned here; list[i] is batch i. pinned(i) says
+// whether batch i uses pinned host buffers.
+struct Batches {
+  std::vector<std::unique_ptr<Batch>> owned;
+  std::vector<Batch *> list;
+  template <class Pinned>
+  Batches(Chain &chain, unsigned count, Pinned pinned) {
+    for (unsigned i = 0; i < count; i++) {
+      owned.emplace_back(new Batch(chain, pinned(i), i));
+      list.push_back(owned.back().get());
+    }
+  }
+};
+
+// A gate a host node waits on: holds a batch in flight until released.
+struct Gate {
+  std::mutex m;
+  std::condition_variable cv;
+  bool open = false;
+  void release() {
+    std::lock_guard<std::mutex> l(m);
+    open = true;
+    cv.notify_all();
+  }
+};
+
+inline int gate_fn(void *p) {
+  auto *g = static_cast<Gate *>(p);
+  std::unique_lock<std::mutex> l(g->m);
+  g->cv.wait(l, [g] { return g->open; });
+  return 0;
 }
 
 }  // namespace pipetest

@@ -11,23 +11,8 @@
 
 namespace {
 
-struct Gate {
-  std::mutex m;
-  std::condition_variable cv;
-  bool open = false;
-  void release() {
-    std::lock_guard<std::mutex> l(m);
-    open = true;
-    cv.notify_all();
-  }
-};
-
-int gate_fn(void *p) {
-  auto *g = static_cast<Gate *>(p);
-  std::unique_lock<std::mutex> l(g->m);
-  g->cv.wait(l, [g] { return g->open; });
-  return 0;
-}
+using pipetest::Gate;
+using pipetest::gate_fn;
 
 struct Reports {
   std::vector<uint64_t> order;

@@ -39,12 +39,8 @@ TEST_P(PipelineGpu, OutputsEqualReference) {
   const size_t n = (1u << 18) + 3; // a little over 1 MiB: several blocks, odd tail
   const unsigned count = 13;
   Chain chain(SG_BACKEND_CUDA, n, false, pinned);
-  std::vector<std::unique_ptr<Batch>> owned;
-  std::vector<Batch *> batches;
-  for (unsigned i = 0; i < count; i++) {
-    owned.emplace_back(new Batch(chain, pinned, i));
-    batches.push_back(owned.back().get());
-  }
+  pipetest::Batches set(chain, count, [&](unsigned i) { return pinned; });
+  std::vector<Batch *> &batches = set.list;
   Ctx ctx;
   ctx.chain = &chain;
   ctx.rec.batches = &batches;
@@ -124,12 +120,8 @@ TEST_P(PipelineGpuPageable, SmallCopiesUnderNoneAndAuto) {
   const size_t n = (1u << 16) + 3; // 256 KiB and a little: below AUTO's threshold
   const unsigned count = 9, depth = 3;
   Chain chain(SG_BACKEND_CUDA, n, false, false);
-  std::vector<std::unique_ptr<Batch>> owned;
-  std::vector<Batch *> batches;
-  for (unsigned i = 0; i < count; i++) {
-    owned.emplace_back(new Batch(chain, false, i));
-    batches.push_back(owned.back().get());
-  }
+  pipetest::Batches set(chain, count, [&](unsigned i) { return false; });
+  std::vector<Batch *> &batches = set.list;
   Ctx ctx;
   ctx.chain = &chain;
   ctx.rec.batches = &batches;
@@ -178,12 +170,8 @@ TEST_P(PipelineGpuError, HostNodeFailingOnBatchK) {
   const size_t n = 1u << 16;
   const unsigned count = 12, k = 4, depth = 3;
   Chain chain(SG_BACKEND_CUDA, n, true, true);
-  std::vector<std::unique_ptr<Batch>> owned;
-  std::vector<Batch *> batches;
-  for (unsigned i = 0; i < count; i++) {
-    owned.emplace_back(new Batch(chain, true, i));
-    batches.push_back(owned.back().get());
-  }
+  pipetest::Batches set(chain, count, [&](unsigned i) { return true; });
+  std::vector<Batch *> &batches = set.list;
   batches[k]->check.fail = true;
   Ctx ctx;
   ctx.chain = &chain;
@@ -229,24 +217,8 @@ INSTANTIATE_TEST_SUITE_P(Modes, PipelineGpuError,
                            return std::string(info.param == SG_MODE_GRAPH ? "graph" : "streams");
                          });
 
-// A gate a host node waits on: holds a batch in flight on the GPU.
-struct Gate {
-  std::mutex m;
-  std::condition_variable cv;
-  bool open = false;
-  void release() {
-    std::lock_guard<std::mutex> l(m);
-    open = true;
-    cv.notify_all();
-  }
-};
-
-int gate_fn(void *p) {
-  auto *g = static_cast<Gate *>(p);
-  std::unique_lock<std::mutex> l(g->m);
-  g->cv.wait(l, [g] { return g->open; });
-  return 0;
-}
+using pipetest::Gate;
+using pipetest::gate_fn;
 
 TEST(PipelineGpuFlow, BackPressureAndDestroyInFlight) {
   SKIP_WITHOUT_GPU();

@@ -24,12 +24,8 @@ TEST_P(PipelineOutputs, EqualSerialReferenceInOrder) {
   auto [depth, count, mode, pinned] = GetParam();
   const size_t n = 257; // odd, so nothing lines up by accident
   Chain chain(SG_BACKEND_HOST, n, false);
-  std::vector<std::unique_ptr<Batch>> owned;
-  std::vector<Batch *> batches;
-  for (unsigned i = 0; i < count; i++) {
-    owned.emplace_back(new Batch(chain, pinned, i));
-    batches.push_back(owned.back().get());
-  }
+  pipetest::Batches set(chain, count, [&](unsigned i) { return pinned; });
+  std::vector<Batch *> &batches = set.list;
   Ctx ctx;
   ctx.chain = &chain;
   ctx.rec.batches = &batches;
@@ -174,12 +170,8 @@ TEST(Pipeline, WaitOnIndexAndPoll) {
   const size_t n = 64;
   const unsigned count = 9;
   Chain chain(SG_BACKEND_HOST, n, false);
-  std::vector<std::unique_ptr<Batch>> owned;
-  std::vector<Batch *> batches;
-  for (unsigned i = 0; i < count; i++) {
-    owned.emplace_back(new Batch(chain, false, i));
-    batches.push_back(owned.back().get());
-  }
+  pipetest::Batches set(chain, count, [&](unsigned i) { return false; });
+  std::vector<Batch *> &batches = set.list;
   Ctx ctx;
   ctx.chain = &chain;
   ctx.rec.batches = &batches;
