@@ -119,6 +119,19 @@ static void finish(sg__workers *w, sg__copy_job *job) {
   }
 }
 
+/* Claims the next part of `job`, copies it without the lock, records it
+ * (lock held on entry and on return). Threads and waiters both do this. */
+static void copy_one_part(sg__workers *w, sg__copy_job *job) {
+  char *dst;
+  const char *src;
+  size_t n;
+  claim(w, job, &dst, &src, &n);
+  sg__mutex_unlock(&w->lock);
+  copy_part(w, job, dst, src, n);
+  sg__mutex_lock(&w->lock);
+  finish(w, job);
+}
+
 static void *worker_main(void *arg) {
   sg__workers *w = arg;
   sg__mutex_lock(&w->lock);
@@ -126,14 +139,7 @@ static void *worker_main(void *arg) {
     while (!w->stopping && !w->head) sg__cond_wait(&w->work, &w->lock);
     if (w->stopping) break;
     sg__copy_job *job = w->head;
-    char *dst;
-    const char *src;
-    size_t n;
-    claim(w, job, &dst, &src, &n);
-    sg__mutex_unlock(&w->lock);
-    copy_part(w, job, dst, src, n);
-    sg__mutex_lock(&w->lock);
-    finish(w, job);
+    copy_one_part(w, job);
   }
   sg__mutex_unlock(&w->lock);
   return NULL;
@@ -211,14 +217,7 @@ void sg__copy_wait(sg__workers *w, sg__copy_job *job) {
   sg__mutex_lock(&w->lock);
   while (job->busy) {
     if (job->claimed < job->parts) {
-      char *dst;
-      const char *src;
-      size_t n;
-      claim(w, job, &dst, &src, &n);
-      sg__mutex_unlock(&w->lock);
-      copy_part(w, job, dst, src, n);
-      sg__mutex_lock(&w->lock);
-      finish(w, job);
+      copy_one_part(w, job);
     } else {
       sg__cond_wait(&w->done, &w->lock);
     }
