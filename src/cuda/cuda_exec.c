@@ -9,7 +9,7 @@
 #include "core/sys.h"
 #include "cuda/cuda_call.h"
 #include "cuda/cuda_exec.h"
-#include "staging/exec_staging.h" /* staging: pageable copies (src/staging) */
+#include "staging/cuda_staging.h" /* staging: pageable copies (src/staging) */
 
 /* ---- waiting ------------------------------------------------------------ */
 
@@ -97,7 +97,8 @@ static sg_status cuda_query(sg_exec *exec) {
 static void free_backend(sg__cuda_state *b) {
   sg__cuda_graph_free(&b->g);
   sg__cuda_streams_free(b);
-  sg__staging_destroy(b->staging); /* staging: after the graph that names its rings */
+  sg__staging_cuda_release(b->staging); /* staging: its helper streams */
+  sg__staging_destroy(b->staging);      /* staging: after the graph that names its rings */
   if (b->work)
     for (uint32_t n = 0; n < b->s->node_count; n++) sg__free(b->work[n]);
   sg__cuda_work_reap(b);

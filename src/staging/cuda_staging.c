@@ -1,6 +1,7 @@
 /* The CUDA backend's seam into staging (cuda_staging.h): staged copies as
- * host callbacks and cudaMemcpyAsync on one stream, or as a child graph of
- * host nodes and memcpy nodes.
+ * cudaMemcpyAsync on the copy's stream and host callbacks on a helper
+ * stream beside it (cuda_lanes.h), or as a child graph of memcpy nodes and
+ * host nodes, in the order of stage_run.h.
  *
  * Only what CUDA guarantees is relied on: work in a stream runs in order, a
  * host function runs after the work before it and the work after it waits
@@ -9,7 +10,9 @@
  * driver may run them on one thread for every stream without deadlock. */
 #include "staging/cuda_staging.h"
 
+#include "core/sys.h"
 #include "cuda/cuda_call.h"
+#include "staging/cuda_lanes.h"
 #include "staging/pinned_mem.h"
 
 static void CUDART_CB h2d_gate_cb(void *arg) {
@@ -46,58 +49,94 @@ static sg_status fail(cudaError_t err, const char *call, const char *where, cons
 
 static int stream_broken(void *stream) { return sg__staging_cuda_stream_broken(stream); }
 
-/* Enqueues the steps of `run` on `stream`; a per-launch (`transient`) run
- * also gets the callback that frees it. On failure *call names the call
- * and *enqueued counts the calls that went in. */
-static cudaError_t enqueue_run(sg__stage_run *run, cudaStream_t stream, int transient,
-                               const char **call, unsigned *enqueued) {
-  cudaError_t err = cudaSuccess;
-  uint32_t n = run->g.chunks;
-  *enqueued = 0;
-  for (uint32_t k = 0; k < n; k++) {
-    char *dev = run->device + sg__stage_offset(run, k);
-    char *slot = sg__stage_slot(run, k);
-    size_t len = sg__stage_len(run, k);
-    if (run->dir == SG__STAGE_H2D) {
-      *call = "cudaLaunchHostFunc";
-      if ((err = SG_CUDA(cudaLaunchHostFunc(stream, h2d_gate_cb, &run->steps[k]))) != cudaSuccess)
-        return err;
-      ++*enqueued;
-      *call = "cudaMemcpyAsync";
-      err = SG_CUDA(cudaMemcpyAsync(dev, slot, len, cudaMemcpyDefault, stream));
-      if (err != cudaSuccess) return err;
-      ++*enqueued;
-    } else {
-      *call = "cudaMemcpyAsync";
-      err = SG_CUDA(cudaMemcpyAsync(slot, dev, len, cudaMemcpyDefault, stream));
-      if (err != cudaSuccess) return err;
-      ++*enqueued;
-      *call = "cudaLaunchHostFunc";
-      cudaHostFn_t fn = transient && k + 1 == n ? d2h_last_cb : d2h_post_cb;
-      err = SG_CUDA(cudaLaunchHostFunc(stream, fn, &run->steps[k]));
-      if (err != cudaSuccess) return err;
-      ++*enqueued;
-    }
-  }
-  if (transient && run->dir == SG__STAGE_H2D) {
-    *call = "cudaLaunchHostFunc";
-    err = SG_CUDA(cudaLaunchHostFunc(stream, finish_cb, run));
-    if (err != cudaSuccess) return err;
-  }
-  return cudaSuccess;
+/* `to` waits for what `from` has been given so far, through `ev`. */
+static cudaError_t order(cudaStream_t from, cudaEvent_t ev, cudaStream_t to, const char **call) {
+  *call = "cudaEventRecord (staging)";
+  cudaError_t err = SG_CUDA(cudaEventRecord(ev, from));
+  if (err != cudaSuccess) return err;
+  *call = "cudaStreamWaitEvent (staging)";
+  return SG_CUDA(cudaStreamWaitEvent(to, ev, 0));
 }
 
-/* A per-launch run whose enqueue failed part way: what went in still runs
- * and still uses the run, so it is freed after that. */
-static void abandon(sg__stage_run *run, cudaStream_t stream, unsigned enqueued) {
-  cudaGetLastError(); /* the failure is reported through the status */
-  if (enqueued == 0) {
-    sg__stage_run_free(run);
-    return;
+static cudaError_t host_fn(cudaStream_t stream, cudaHostFn_t fn, void *arg, const char **call) {
+  *call = "cudaLaunchHostFunc";
+  return SG_CUDA(cudaLaunchHostFunc(stream, fn, arg));
+}
+
+static cudaError_t dma(cudaStream_t stream, void *dst, const void *src, size_t len,
+                       const char **call) {
+  *call = "cudaMemcpyAsync";
+  return SG_CUDA(cudaMemcpyAsync(dst, src, len, cudaMemcpyDefault, stream));
+}
+
+/* Host->device on lane `l` (stage_run.h, lag L): the helper stream runs the
+ * gates, gate(k) after DMA(k-L); the copy's stream runs DMA(k) after
+ * gate(k). */
+static cudaError_t enqueue_h2d(sg__stage_run *run, sg__stage_lane *l, const char **call) {
+  const uint32_t n = run->g.chunks, lag = run->g.lag;
+  cudaError_t err = order(l->stream, l->start, l->helper, call); /* the source is ready */
+  for (uint32_t k = 0; k < n && err == cudaSuccess; k++) {
+    if (k >= lag) {
+      *call = "cudaStreamWaitEvent (staging)";
+      err = SG_CUDA(cudaStreamWaitEvent(l->helper, l->dma_done[k % lag], 0));
+    }
+    if (err == cudaSuccess) err = host_fn(l->helper, h2d_gate_cb, &run->steps[k], call);
+    if (err == cudaSuccess) err = order(l->helper, l->gated, l->stream, call);
+    if (err == cudaSuccess)
+      err = dma(l->stream, run->device + sg__stage_offset(run, k), sg__stage_slot(run, k),
+                sg__stage_len(run, k), call);
+    if (err == cudaSuccess && k + lag < n) {
+      *call = "cudaEventRecord (staging)";
+      err = SG_CUDA(cudaEventRecord(l->dma_done[k % lag], l->stream));
+    }
   }
-  if (SG_CUDA(cudaLaunchHostFunc(stream, finish_cb, run)) == cudaSuccess) return;
+  return err;
+}
+
+/* Device->host on lane `l`: the copy's stream runs DMA(k), k >= R, after
+ * post(k-L); the helper stream runs post(k) after DMA(k), the last one
+ * freeing a per-launch (`transient`) run (*handed_off is set once it is
+ * enqueued); the copy's stream ends once the last post has returned. */
+static cudaError_t enqueue_d2h(sg__stage_run *run, sg__stage_lane *l, int transient,
+                               int *handed_off, const char **call) {
+  const uint32_t n = run->g.chunks, lag = run->g.lag;
+  cudaError_t err = cudaSuccess;
+  for (uint32_t k = 0; k < n && err == cudaSuccess; k++) {
+    if (k >= run->g.ring) {
+      *call = "cudaStreamWaitEvent (staging)";
+      err = SG_CUDA(cudaStreamWaitEvent(l->stream, l->posted[(k - lag) % lag], 0));
+    }
+    if (err == cudaSuccess)
+      err = dma(l->stream, sg__stage_slot(run, k), run->device + sg__stage_offset(run, k),
+                sg__stage_len(run, k), call);
+    if (err == cudaSuccess) err = order(l->stream, l->dma_done[0], l->helper, call);
+    const int last = transient && k + 1 == n;
+    if (err == cudaSuccess)
+      err = host_fn(l->helper, last ? d2h_last_cb : d2h_post_cb, &run->steps[k], call);
+    if (err == cudaSuccess && last) *handed_off = 1;
+    if (err == cudaSuccess) {
+      *call = "cudaEventRecord (staging)";
+      err = SG_CUDA(cudaEventRecord(l->posted[k % lag], l->helper));
+    }
+  }
+  if (err == cudaSuccess) {
+    *call = "cudaStreamWaitEvent (staging)";
+    err = SG_CUDA(cudaStreamWaitEvent(l->stream, l->posted[(n - 1) % lag], 0));
+  }
+  return err;
+}
+
+/* A per-launch run whose enqueue failed part way: what went in on either
+ * stream still runs and still uses the run, so it is freed after both. */
+static void abandon(sg__stage_run *run, sg__stage_lane *l) {
+  cudaGetLastError(); /* the failure is reported through the status */
+  const char *call;
+  if (order(l->helper, l->gated, l->stream, &call) == cudaSuccess &&
+      host_fn(l->stream, finish_cb, run, &call) == cudaSuccess)
+    return;
   cudaGetLastError();
-  if (SG_CUDA(cudaStreamSynchronize(stream)) == cudaSuccess) {
+  if (SG_CUDA(cudaStreamSynchronize(l->helper)) == cudaSuccess &&
+      SG_CUDA(cudaStreamSynchronize(l->stream)) == cudaSuccess) {
     sg__stage_run_free(run);
     return;
   }
@@ -208,6 +247,13 @@ sg_status sg__staging_cuda_enqueue(sg__staging *st, uint32_t index, cudaStream_t
   if (route == SG__ROUTE_REGISTERED)
     return enqueue_registered(st, index, stream, where, label, context, 1);
 
+  const char *call = NULL;
+  sg__stage_lane *lane;
+  err = sg__stage_lane_get(&st->lanes, stream, &lane, &call);
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    return fail(err, call, where, label);
+  }
   void *host, *device;
   sg__staging_sides(c, sn->dir, &host, &device);
   sg__stage_geometry g;
@@ -216,51 +262,74 @@ sg_status sg__staging_cuda_enqueue(sg__staging *st, uint32_t index, cudaStream_t
   s = sg__stage_run_new(st->pool, sn->dir, host, device, &g, 0, stream_broken, stream, context,
                         &run);
   if (s) return s;
-  const char *call = NULL;
-  unsigned enqueued = 0;
-  err = enqueue_run(run, stream, 1, &call, &enqueued);
+  int handed_off = 0; /* a callback frees the run */
+  if (run->dir == SG__STAGE_H2D) {
+    err = enqueue_h2d(run, lane, &call);
+    /* after the last DMA: the ring goes back to the pool */
+    if (err == cudaSuccess) err = host_fn(stream, finish_cb, run, &call);
+  } else {
+    err = enqueue_d2h(run, lane, 1, &handed_off, &call);
+  }
   if (err != cudaSuccess) {
-    abandon(run, stream, enqueued);
-    return fail(err, call, where, label);
+    const char *failed = call;
+    if (handed_off) cudaGetLastError();
+    else abandon(run, lane);
+    return fail(err, failed, where, label);
   }
   sg__staging_count(st, SG__ROUTE_STAGE);
   return SG_OK;
 }
 
-/* The chain of a staged copy as a graph: gate -> DMA -> gate -> DMA ... for
- * host->device, DMA -> post -> DMA -> post ... for device->host. */
+/* A staged copy as a graph (stage_run.h, lag L, ring R): for host->device
+ * gate(k) after gate(k-1) and DMA(k-L), DMA(k) after gate(k) and DMA(k-1);
+ * for device->host DMA(k) after DMA(k-1) and post(k-L) (k >= R), post(k)
+ * after DMA(k) and post(k-1). The last DMA (host->device) or post
+ * (device->host) comes after every other node. */
 static cudaError_t build_child(sg__stage_run *run, cudaGraph_t child, const char **call) {
-  cudaGraphNode_t prev = NULL;
+  const uint32_t n = run->g.chunks, lag = run->g.lag;
+  cudaGraphNode_t *dmas = sg__calloc(2 * (size_t)n, sizeof *dmas);
+  if (!dmas) {
+    *call = "staging (out of host memory for a graph)";
+    return cudaErrorMemoryAllocation;
+  }
+  cudaGraphNode_t *hosts = dmas + n; /* gates or posts */
+  const int h2d = run->dir == SG__STAGE_H2D;
   cudaError_t err = cudaSuccess;
-  for (uint32_t k = 0; k < run->g.chunks; k++) {
+  for (uint32_t k = 0; k < n && err == cudaSuccess; k++) {
     char *dev = run->device + sg__stage_offset(run, k);
     char *slot = sg__stage_slot(run, k);
     size_t len = sg__stage_len(run, k);
-    struct cudaHostNodeParams host = {run->dir == SG__STAGE_H2D ? h2d_gate_cb : d2h_post_cb,
-                                      &run->steps[k]};
-    cudaGraphNode_t host_node, dma_node;
-    if (run->dir == SG__STAGE_H2D) {
+    struct cudaHostNodeParams host = {h2d ? h2d_gate_cb : d2h_post_cb, &run->steps[k]};
+    cudaGraphNode_t deps[2];
+    size_t nd = 0;
+    if (h2d) {
+      if (k > 0) deps[nd++] = hosts[k - 1];
+      if (k >= lag) deps[nd++] = dmas[k - lag];
       *call = "cudaGraphAddHostNode";
-      err = SG_CUDA(cudaGraphAddHostNode(&host_node, child, prev ? &prev : NULL, prev ? 1 : 0,
-                                         &host));
-      if (err != cudaSuccess) return err;
+      err = SG_CUDA(cudaGraphAddHostNode(&hosts[k], child, nd ? deps : NULL, nd, &host));
+      if (err != cudaSuccess) break;
+      nd = 0;
+      deps[nd++] = hosts[k];
+      if (k > 0) deps[nd++] = dmas[k - 1];
       *call = "cudaGraphAddMemcpyNode1D";
-      err = SG_CUDA(cudaGraphAddMemcpyNode1D(&dma_node, child, &host_node, 1, dev, slot, len,
+      err = SG_CUDA(cudaGraphAddMemcpyNode1D(&dmas[k], child, deps, nd, dev, slot, len,
                                              cudaMemcpyDefault));
-      if (err != cudaSuccess) return err;
-      prev = dma_node;
     } else {
+      if (k > 0) deps[nd++] = dmas[k - 1];
+      if (k >= run->g.ring) deps[nd++] = hosts[k - lag];
       *call = "cudaGraphAddMemcpyNode1D";
-      err = SG_CUDA(cudaGraphAddMemcpyNode1D(&dma_node, child, prev ? &prev : NULL, prev ? 1 : 0,
-                                             slot, dev, len, cudaMemcpyDefault));
-      if (err != cudaSuccess) return err;
+      err = SG_CUDA(cudaGraphAddMemcpyNode1D(&dmas[k], child, nd ? deps : NULL, nd, slot, dev,
+                                             len, cudaMemcpyDefault));
+      if (err != cudaSuccess) break;
+      nd = 0;
+      deps[nd++] = dmas[k];
+      if (k > 0) deps[nd++] = hosts[k - 1];
       *call = "cudaGraphAddHostNode";
-      err = SG_CUDA(cudaGraphAddHostNode(&host_node, child, &dma_node, 1, &host));
-      if (err != cudaSuccess) return err;
-      prev = host_node;
+      err = SG_CUDA(cudaGraphAddHostNode(&hosts[k], child, nd ? deps : NULL, nd, &host));
     }
   }
-  return cudaSuccess;
+  sg__free(dmas);
+  return err;
 }
 
 cudaError_t sg__staging_cuda_add_node(sg__staging *st, uint32_t index, const sg__copy *c,
@@ -317,4 +386,10 @@ cudaError_t sg__staging_cuda_set_node(sg__staging *st, uint32_t index, const sg_
   *taken = 1;
   *call = "staging (a staged copy's ring and pointers are baked into the graph)";
   return before && before == after ? cudaSuccess : cudaErrorNotSupported;
+}
+
+void sg__staging_cuda_release(sg__staging *st) {
+  if (!st) return;
+  sg__stage_lanes_free(st->lanes);
+  st->lanes = NULL;
 }

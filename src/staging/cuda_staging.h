@@ -48,4 +48,9 @@ cudaError_t sg__staging_cuda_add_node(sg__staging *st, uint32_t index, const sg_
 cudaError_t sg__staging_cuda_set_node(sg__staging *st, uint32_t index, const sg__copy *fresh,
                                       const char **call, int *taken);
 
+/* The executable is being destroyed and nothing of it is in flight: frees
+ * the helper streams of its staged copies (st may be NULL). Before
+ * sg__staging_destroy. */
+void sg__staging_cuda_release(sg__staging *st);
+
 #endif

@@ -73,6 +73,7 @@ typedef struct sg__staging {
   unsigned ring_depth, register_after;
   uint32_t node_count;
   sg__staged_node *nodes;      /* by node index */
+  struct sg__stage_lanes *lanes; /* CUDA streams mode: helper streams (cuda_lanes.h) */
 } sg__staging;
 
 /* At executable creation, after the backend's own checks. *out is NULL when

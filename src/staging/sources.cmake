@@ -12,4 +12,5 @@ list(APPEND SG_C_SOURCES
 # Files that include CUDA headers; built only with CUDA.
 list(APPEND SG_CUDA_C_SOURCES
   staging/cuda_mem.c
+  staging/cuda_lanes.c
   staging/cuda_staging.c)

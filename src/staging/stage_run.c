@@ -22,6 +22,7 @@ void sg__stage_geometry_make(size_t bytes, size_t chunk, unsigned ring, unsigned
   if (g->ring > g->chunks) g->ring = g->chunks;
   g->stride = (chunk + PAGE - 1) / PAGE * PAGE;
   g->parts = parts ? parts : 1;
+  g->lag = g->ring < SG__STAGE_LAG ? g->ring : SG__STAGE_LAG;
 }
 
 sg_status sg__stage_run_new(sg_pinned_pool *pool, sg__stage_dir dir, void *host, void *device,
@@ -79,8 +80,8 @@ static void drain(sg__stage_run *run, uint32_t k) {
 void sg__stage_h2d_gate(sg__stage_run *run, uint32_t k) {
   if (k == 0) {
     for (uint32_t j = 0; j < run->g.ring; j++) fill(run, j);
-  } else if (k - 1 + run->g.ring < run->g.chunks) {
-    fill(run, k - 1 + run->g.ring); /* DMA(k-1) is done: its slot is free */
+  } else if (k >= run->g.lag && k - run->g.lag + run->g.ring < run->g.chunks) {
+    fill(run, k - run->g.lag + run->g.ring); /* DMA(k-L) is done: its slot is free */
   }
   sg__copy_wait(run->workers, &run->jobs[k % run->g.ring]);
 }
@@ -89,9 +90,9 @@ void sg__stage_d2h_post(sg__stage_run *run, uint32_t k) {
   drain(run, k);
   if (k + 1 == run->g.chunks) {
     sg__stage_quiesce(run);
-  } else if (k + 1 >= run->g.ring) {
-    /* DMA(k+1) reuses the slot of chunk k+1-R: its drain must be done. */
-    sg__copy_wait(run->workers, &run->jobs[(k + 1) % run->g.ring]);
+  } else if (k + run->g.lag >= run->g.ring) {
+    /* DMA(k+L) reuses the slot of chunk k+L-R: its drain must be done. */
+    sg__copy_wait(run->workers, &run->jobs[(k + run->g.lag) % run->g.ring]);
   }
 }
 

@@ -2,6 +2,7 @@
 // whole staged copies with the DMA emulated by memcpy (exactly the protocol
 // the CUDA callbacks run), byte-exact over odd sizes, unaligned pointers,
 // ring depths and thread counts, alone and many at once on a small pool.
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -207,6 +208,55 @@ TEST(StagingEngine, ChunkNotAPageMultiple) {
     for (size_t bytes : {size_t(999), size_t(1000), size_t(1001), size_t(12345)})
       staged_copy(pool.p, static_cast<sg__stage_dir>(dir), bytes, 1000, 3, 2, 5, 3, 0,
                   static_cast<uint32_t>(bytes + dir));
+}
+
+// The protocol's order at its loosest (stage_run.h): host->device gates as
+// early as the lag allows and DMAs as late as they may run; device->host
+// DMAs as early as allowed and posts as late. A fill or a DMA that reused a
+// slot too soon would show in the bytes.
+void loosest_order_copy(sg_pinned_pool *pool, sg__stage_dir dir, size_t bytes, size_t chunk,
+                        unsigned ring, uint32_t seed) {
+  auto src = random_bytes(bytes, seed);
+  std::vector<uint8_t> dst(bytes, 0);
+  sg__stage_geometry g;
+  sg__stage_geometry_make(bytes, chunk, ring, 2, &g);
+  ASSERT_EQ(g.lag, std::min(g.ring, SG__STAGE_LAG));
+  const bool h2d = dir == SG__STAGE_H2D;
+  sg__stage_run *run = nullptr;
+  ASSERT_EQ(sg__stage_run_new(pool, dir, h2d ? src.data() : dst.data(),
+                              h2d ? dst.data() : src.data(), &g, 0, nullptr, nullptr, "test",
+                              &run),
+            SG_OK);
+  auto do_dma = [&](uint32_t k) {
+    char *device = static_cast<char *>(h2d ? static_cast<void *>(dst.data())
+                                           : static_cast<void *>(src.data())) +
+                   sg__stage_offset(run, k);
+    if (h2d) std::memcpy(device, sg__stage_slot(run, k), sg__stage_len(run, k));
+    else std::memcpy(sg__stage_slot(run, k), device, sg__stage_len(run, k));
+  };
+  uint32_t dmas = 0, hosts = 0; // done so far
+  const uint32_t n = g.chunks, lag = g.lag;
+  while (dmas < n || hosts < n) {
+    if (h2d) {
+      if (hosts < n && (hosts < lag || hosts - lag < dmas)) sg__stage_h2d_gate(run, hosts++);
+      else do_dma(dmas++);
+    } else {
+      if (dmas < n && (dmas < g.ring || dmas - lag < hosts)) do_dma(dmas++);
+      else sg__stage_d2h_post(run, hosts++);
+    }
+  }
+  sg__stage_run_free(run);
+  EXPECT_EQ(dst, src) << "dir " << dir << " bytes " << bytes << " ring " << ring;
+}
+
+TEST(StagingEngine, LoosestOrderTheLagAllows) {
+  sgtest::LeakCheck leaks;
+  Pool pool(4 * MiB);
+  uint32_t seed = 7;
+  for (int dir = SG__STAGE_H2D; dir <= SG__STAGE_D2H; dir++)
+    for (unsigned ring : {1u, 2u, 3u, 4u, 6u})
+      for (size_t bytes : {size_t(1), size_t(4096), size_t(5 * 4096 + 3), size_t(40 * 4096)})
+        loosest_order_copy(pool.p, static_cast<sg__stage_dir>(dir), bytes, 4096, ring, seed++);
 }
 
 // Only part of a copy was enqueued (an enqueue failed): quiescing waits for

@@ -181,6 +181,32 @@ TEST_P(StagingGpu, OddSizesAreExact) {
   }
 }
 
+// Every ring depth, so that the protocol's lag (stage_run.h) is 1 (ring 1)
+// and equal to the ring (ring 2) as well as shorter (rings 3, 4, 6); and
+// two chains side by side, whose copies run on two streams (two helper
+// streams in streams mode) at once.
+TEST_P(StagingGpu, EveryRingDepthAndTwoCopiesAtOnce) {
+  Pool pool(64 * MiB);
+  const size_t chunk = 256 * KiB, bytes = 13 * chunk + 4093;
+  for (unsigned ring : {1u, 2u, 3u, 4u, 6u}) {
+    Chain x(bytes, ring), y(bytes - 77, ring + 1);
+    {
+      sgtest::Graph g;
+      x.add_to(g, "x");
+      y.add_to(g, "y");
+      sg_exec_options o = options(GetParam(), pool.p, SG_STAGING_STAGE, chunk, ring);
+      sgtest::Exec e;
+      SG_ASSERT_OK(sg_exec_create(g, &o, &e.e));
+      for (int i = 0; i < 3; i++) SG_ASSERT_OK(sg_exec_launch(e, nullptr));
+      SG_ASSERT_OK(sg_exec_wait(e));
+      EXPECT_EQ(stats_of(e).staged_copies, 12u) << "ring " << ring;
+    }
+    EXPECT_EQ(x.checked.load(), 3) << "ring " << ring;
+    EXPECT_EQ(y.checked.load(), 3) << "ring " << ring;
+    EXPECT_EQ(x.bad.load() + y.bad.load(), 0) << "ring " << ring;
+  }
+}
+
 TEST_P(StagingGpu, LargeCopiesWithTheDefaults) {
   // Default chunk, ring and threads, the default pool.
   for (size_t bytes : {64 * MiB, 256 * MiB + 4093}) {
