@@ -78,8 +78,8 @@ typedef struct sg_staging_options {
                                  (64 MiB: 10.7 MiB host->device, 16 MiB device->host;
                                  1 GiB: 16 MiB; 8 MiB or less: one or two chunks) */
   unsigned ring_depth;        /* pinned chunks in flight per staged copy; 0: 4 */
-  unsigned copy_threads;      /* host threads splitting each chunk's copy; 0: half the CPUs,
-                                 at most 8 */
+  unsigned copy_threads;      /* host threads splitting each chunk's copy; 0: three quarters
+                                 of the CPUs, at most 12 */
   size_t auto_min_bytes;      /* AUTO: smaller copies use the driver's path; 0: 1 MiB */
   unsigned auto_register_after; /* AUTO, streams mode: launches in a row with the same buffer
                                    before it is registered; 0: 3 */

@@ -46,18 +46,20 @@ size_t sg__stage_auto_chunk(int to_device, size_t bytes) {
   return chunk < bytes ? chunk : bytes;
 }
 
-/* Host->device: 1 / 2 / 4 / 8 / 12 threads gave 19.8 / 28.5 / 32.5 / 31.4 /
- * 29.6 GB/s with 4 MiB chunks (bound by the per-chunk cost from 4 threads
- * on), and 8 threads 38.8 GB/s with 16 MiB chunks, where the host copy is
- * the bound. Device->host: 22.2 / 22.0 / 22.2 / 23.6 / 23.6 GB/s with 4 MiB
- * chunks (the callbacks, not the threads, set the pace), 41.2 GB/s with 8
- * threads and 16 MiB chunks. Half the CPUs, at most 8, leaves the other half
- * to the application; a 2-CPU machine gets one thread (plus the callback
- * thread, which copies the parts nobody has claimed). */
+/* Three quarters of the CPUs, at most 12, in both directions. Run 1 of
+ * 2026-11-30 (bench/RESULTS.md), default chunks, GB/s with 4 / 8 / 12 / 16
+ * threads: host->device 64 MiB 27.5 / 30.7 / 34.2 / 32.7, 1 GiB 33.1 / 42.1
+ * / 51.2 / 50.7; device->host 64 MiB 31.1 / 34.4 / 40.6 / 41.0, 1 GiB 36.8
+ * / 41.8 / 51.0 / 51.3: 12 threads beat 8 in every case, by 12-22%, and 16
+ * add nothing. (Earlier, with 4 MiB chunks, 8 and 12 threads were alike:
+ * the per-chunk cost set the pace there.) The threads work only while a
+ * staged copy runs; a quarter of the CPUs stays with the application even
+ * then, and a 2-CPU machine gets one thread (plus the callback thread,
+ * which copies the parts nobody has claimed). */
 unsigned sg__stage_default_threads(int to_device, unsigned cpus) {
   (void)to_device; /* the same in both directions, by the figures above */
-  unsigned n = cpus / 2;
-  return n < 1 ? 1 : n > 8 ? 8 : n;
+  unsigned n = cpus * 3 / 4;
+  return n < 1 ? 1 : n > 12 ? 12 : n;
 }
 
 int sg__stage_nontemporal_default(int to_device) { return 0; }

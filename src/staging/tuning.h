@@ -2,13 +2,18 @@
  * - chunk size and copy threads - and the measurements behind them
  * (docs/staging.md, "Defaults, and why"; bench/RESULTS.md).
  *
- * The chunk size adapts to the copy. Each chunk costs a fixed time on the
- * copy's stream (the host callback between two DMAs: about 57 us
- * host->device and 102 us device->host on the H200 host), while the first
- * chunk's host copy (host->device) or the last chunk's (device->host) is not
- * overlapped with anything. A copy of S bytes in chunks of C then takes
- * about S/B + (S/C)*o + C/r (B the DMA rate, o the per-chunk cost, r the
- * host copy rate), least at C = sqrt(S*o*r): big copies get big chunks, and
+ * The chunk size adapts to the copy. Each chunk costs a fixed time: the
+ * host callbacks that gate its DMA (host->device) or drain its slot
+ * (device->host) run one after the other, ~57 us host->device and ~102 us
+ * device->host apiece on the H200 host when each sat between two DMAs. With
+ * the protocol's lag (stage_run.h) they no longer hold up the DMA, but they
+ * still bound the chunk rate: in run 1 of 2026-11-30, 2 / 4 MiB chunks took
+ * ~110 / ~130 us each host->device and ~125 / ~165 us device->host, where
+ * the host copy alone needed ~47 / ~93 us. Meanwhile the first chunk's host
+ * copy (host->device) or the last one's (device->host) is not overlapped
+ * with anything. A copy of S bytes in chunks of C then takes about
+ * S/B + (S/C)*o + C/r (B the DMA rate, o the per-chunk cost, r the host
+ * copy rate), least at C = sqrt(S*o*r): big copies get big chunks, and
  * small ones few chunks, each large enough to pay for its callback. Chunks
  * are at most 16 MiB (the best measured for 1 GiB in both directions; a
  * ring of four then fills one default 64 MiB pool slab). */
@@ -30,8 +35,8 @@ extern "C" {
 size_t sg__stage_auto_chunk(int to_device, size_t bytes);
 
 /* Copy threads (the parts each chunk's host copy is split into) when
- * copy_threads is 0, on a machine of `cpus` CPUs: half of them, at most 8,
- * in both directions. */
+ * copy_threads is 0, on a machine of `cpus` CPUs: three quarters of them,
+ * at most 12, in both directions. */
 unsigned sg__stage_default_threads(int to_device, unsigned cpus);
 
 /* 1 if the copy threads write a chunk with non-temporal stores by default.

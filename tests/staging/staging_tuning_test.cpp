@@ -84,9 +84,11 @@ TEST(StagingTuning, CopyThreadsFollowTheCpus) {
   for (int to_device : {0, 1}) {
     EXPECT_EQ(sg__stage_default_threads(to_device, 1), 1u);
     EXPECT_EQ(sg__stage_default_threads(to_device, 2), 1u);  // CI
-    EXPECT_EQ(sg__stage_default_threads(to_device, 8), 4u);
-    EXPECT_EQ(sg__stage_default_threads(to_device, 16), 8u); // the H200 host
-    EXPECT_EQ(sg__stage_default_threads(to_device, 128), 8u);
+    EXPECT_EQ(sg__stage_default_threads(to_device, 3), 2u);
+    EXPECT_EQ(sg__stage_default_threads(to_device, 8), 6u);
+    EXPECT_EQ(sg__stage_default_threads(to_device, 16), 12u); // the H200 host
+    EXPECT_EQ(sg__stage_default_threads(to_device, 17), 12u);
+    EXPECT_EQ(sg__stage_default_threads(to_device, 128), 12u);
   }
 }
 
