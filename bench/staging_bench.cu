@@ -5,6 +5,7 @@
 //   pinned      cudaMemcpyAsync on a cudaHostAlloc'ed buffer: the ceiling
 //   staged      an executable with one copy node, SG_STAGING_STAGE, streams
 //               mode and graph mode (launch + wait, wall clock)
+// (these four in interleaved rounds: one run of each per round)
 //   registered  the same pageable buffer reused under SG_STAGING_REGISTER
 //               (first launch, which pins it, not timed)
 //   auto        SG_STAGING_AUTO (the default), reused: registered from the
@@ -14,7 +15,8 @@
 // checks them: for both sizes and both directions, staged in streams mode
 // with the defaults, the defaults with non-temporal stores, 2 / 4 / 8 /
 // 16 MiB chunks, 32 MiB chunks (1 GiB), 4 / 8 / 16 copy threads, each
-// against the driver. The sweep's configurations of one size and direction run in
+// against the driver. Then 64 MiB with a cold host side (cold rows, see
+// measure_cold). The sweep's configurations of one size and direction run in
 // interleaved rounds (one run of each per round), so that drift in the
 // machine's state hits them alike. Medians; GB/s and ratios; targets
 // (h200-limits.md), at 64 MiB and at 1 GiB: staged H2D >= 3.5x driver,
@@ -26,6 +28,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <functional>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -118,6 +121,24 @@ double rate(size_t bytes, int reps, F f) {
   return median(gbps);
 }
 
+// Median GB/s of each of `fns`, run in `reps` interleaved rounds (one run
+// of each per round, after one untimed warm-up each), so that drift in the
+// machine's state hits them alike.
+std::vector<double> interleaved_rates(size_t bytes, int reps,
+                                      const std::vector<std::function<void()>> &fns) {
+  for (const auto &f : fns) f();
+  std::vector<std::vector<double>> gbps(fns.size());
+  for (int r = 0; r < reps; r++)
+    for (size_t i = 0; i < fns.size(); i++) {
+      double t0 = now_s();
+      fns[i]();
+      gbps[i].push_back(bytes / (now_s() - t0) / 1e9);
+    }
+  std::vector<double> out;
+  for (auto &g : gbps) out.push_back(median(g));
+  return out;
+}
+
 struct Buffers {
   size_t bytes;
   uint8_t *page_in, *page_out;  // pageable (malloc), touched
@@ -130,11 +151,12 @@ struct Buffers {
 struct OneCopy {
   sg_graph *g = nullptr;
   sg_exec *e = nullptr;
+  sg_node node{};
   OneCopy(void *dst, const void *src, size_t bytes, sg_exec_mode mode, sg_staging_policy policy,
           sg_pinned_pool *pool, unsigned threads = 0, size_t chunk = 0) {
     SGK(sg_graph_create(&g));
     sg_copy_desc c = {dst, src, bytes, SG_COPY_AUTO, "copy"};
-    SGK(sg_graph_add_copy(g, &c, nullptr, 0, nullptr));
+    SGK(sg_graph_add_copy(g, &c, nullptr, 0, &node));
     sg_exec_options o;
     sg_exec_options_init(&o);
     o.backend = SG_BACKEND_CUDA;
@@ -152,6 +174,10 @@ struct OneCopy {
   void run() {
     SGK(sg_exec_launch(e, nullptr));
     SGK(sg_exec_wait(e));
+  }
+  void retarget(void *dst, const void *src, size_t bytes) {
+    sg_copy_desc c = {dst, src, bytes, SG_COPY_AUTO, "copy"};
+    SGK(sg_exec_set_copy(e, node, &c));
   }
   sg_exec_stats stats() {
     sg_exec_stats s;
@@ -188,16 +214,6 @@ Row measure(Buffers &b, size_t bytes, bool h2d, int reps, sg_pinned_pool *pool, 
 
   // Fresh data on the device for D2H, checked after each library case.
   CK(cudaMemcpy(b.dev, b.page_in, bytes, cudaMemcpyHostToDevice));
-  r.driver = rate(bytes, reps, [&] {
-    CK(cudaMemcpyAsync(dst, src, bytes, kind, s));
-    CK(cudaStreamSynchronize(s));
-  });
-  r.pinned = rate(bytes, reps, [&] {
-    CK(cudaMemcpyAsync(h2d ? static_cast<void *>(b.dev) : b.pinned,
-                       h2d ? static_cast<const void *>(b.pinned) : b.dev, bytes, kind, s));
-    CK(cudaStreamSynchronize(s));
-  });
-
   auto verify = [&](const char *what) {
     if (h2d) {
       std::memset(b.page_out, 0, bytes);
@@ -208,19 +224,36 @@ Row measure(Buffers &b, size_t bytes, bool h2d, int reps, sg_pinned_pool *pool, 
     if (!h2d) CK(cudaMemcpy(b.dev, b.page_in, bytes, cudaMemcpyHostToDevice));
     std::memset(b.page_out, 0xDD, bytes);
   };
-  verify("driver/pinned setup");
 
+  // The driver, the pinned ceiling and the two staged cases in interleaved
+  // rounds; then each staged case once more on its own, checked.
   {
-    OneCopy c(dst, src, bytes, SG_MODE_STREAMS, SG_STAGING_STAGE, pool);
-    r.staged_streams = rate(bytes, reps, [&] { c.run(); });
-    if (c.stats().staged_copies == 0) std::fprintf(stderr, "%s: not staged?\n", r.name.c_str());
+    OneCopy streams(dst, src, bytes, SG_MODE_STREAMS, SG_STAGING_STAGE, pool);
+    OneCopy graph(dst, src, bytes, SG_MODE_GRAPH, SG_STAGING_STAGE, pool);
+    std::vector<double> got = interleaved_rates(
+        bytes, reps,
+        {[&] {
+           CK(cudaMemcpyAsync(dst, src, bytes, kind, s));
+           CK(cudaStreamSynchronize(s));
+         },
+         [&] {
+           CK(cudaMemcpyAsync(h2d ? static_cast<void *>(b.dev) : b.pinned,
+                              h2d ? static_cast<const void *>(b.pinned) : b.dev, bytes, kind, s));
+           CK(cudaStreamSynchronize(s));
+         },
+         [&] { streams.run(); }, [&] { graph.run(); }});
+    r.driver = got[0];
+    r.pinned = got[1];
+    r.staged_streams = got[2];
+    r.staged_graph = got[3];
+    if (streams.stats().staged_copies == 0)
+      std::fprintf(stderr, "%s: not staged?\n", r.name.c_str());
+    verify("driver/pinned/staged rounds");
+    streams.run();
+    verify("staged, streams mode");
+    graph.run();
+    verify("staged, graph mode");
   }
-  verify("staged, streams mode");
-  {
-    OneCopy c(dst, src, bytes, SG_MODE_GRAPH, SG_STAGING_STAGE, pool);
-    r.staged_graph = rate(bytes, reps, [&] { c.run(); });
-  }
-  verify("staged, graph mode");
   {
     OneCopy c(dst, src, bytes, SG_MODE_STREAMS, SG_STAGING_REGISTER, pool);
     c.run(); // pins the buffer in place (cudaHostRegister), not timed
@@ -235,6 +268,67 @@ Row measure(Buffers &b, size_t bytes, bool h2d, int reps, sg_pinned_pool *pool, 
     r.autop = rate(bytes, reps, [&] { c.run(); });
   }
   verify("auto");
+  return r;
+}
+
+// A cold source (host->device) or destination (device->host): each run
+// takes the next of the 64 MiB windows of the 1 GiB pageable buffer, so
+// that no run finds its host side in the CPU caches from the run before (a
+// 64 MiB buffer copied again and again may sit in a large last-level
+// cache, which speeds up the driver's single-threaded copy most). The
+// driver, staged with the defaults and staged with non-temporal stores, in
+// interleaved rounds; streams mode (a new pageable pointer each run would
+// rebuild a graph-mode executable).
+struct ColdRow {
+  std::string name;
+  bool h2d;
+  double driver, staged, staged_nt;
+};
+
+ColdRow measure_cold(Buffers &b, size_t bytes, size_t big, bool h2d, int reps,
+                     sg_pinned_pool *pool, sg_pinned_pool *nt_pool, bool *ok) {
+  ColdRow r{std::string(h2d ? "H2D " : "D2H ") + std::to_string(bytes / MiB) + " MiB cold", h2d,
+            0, 0, 0};
+  const size_t windows = big / bytes;
+  auto host_at = [&](size_t w) { return (h2d ? b.page_in : b.page_out) + (w % windows) * bytes; };
+  auto dst_at = [&](size_t w) { return h2d ? static_cast<void *>(b.dev) : host_at(w); };
+  auto src_at = [&](size_t w) {
+    return h2d ? static_cast<const void *>(host_at(w)) : static_cast<const void *>(b.dev);
+  };
+  CK(cudaMemcpy(b.dev, b.page_in, bytes, cudaMemcpyHostToDevice)); // what D2H reads
+  OneCopy plain(dst_at(0), src_at(0), bytes, SG_MODE_STREAMS, SG_STAGING_STAGE, pool);
+  OneCopy nt(dst_at(0), src_at(0), bytes, SG_MODE_STREAMS, SG_STAGING_STAGE, nt_pool);
+  size_t next = 0; // window of the next run, whoever makes it
+  auto kind = h2d ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+  std::vector<double> got = interleaved_rates(
+      bytes, reps,
+      {[&] {
+         size_t w = next++;
+         CK(cudaMemcpyAsync(dst_at(w), src_at(w), bytes, kind, b.stream));
+         CK(cudaStreamSynchronize(b.stream));
+       },
+       [&] {
+         size_t w = next++;
+         plain.retarget(dst_at(w), src_at(w), bytes);
+         plain.run();
+       },
+       [&] {
+         size_t w = next++;
+         nt.retarget(dst_at(w), src_at(w), bytes);
+         nt.run();
+       }});
+  r.driver = got[0];
+  r.staged = got[1];
+  r.staged_nt = got[2];
+  if (h2d) { // the device holds the last run's window
+    std::vector<uint8_t> back(bytes);
+    CK(cudaMemcpy(back.data(), b.dev, bytes, cudaMemcpyDeviceToHost));
+    *ok &= check(back.data(), host_at(next - 1), bytes, r.name.c_str());
+  } else { // every window written holds what the device held
+    for (size_t w = 0; w < std::min(next, windows); w++)
+      *ok &= check(host_at(w), b.page_in, bytes, r.name.c_str());
+    std::memset(b.page_out, 0xDD, big);
+  }
   return r;
 }
 
@@ -374,6 +468,10 @@ int main(int argc, char **argv) {
     }
   }
   const double sweep_s = now_s() - sweep_t0;
+
+  std::vector<ColdRow> cold;
+  for (bool h2d : {true, false})
+    cold.push_back(measure_cold(b, 64 * MiB, big, h2d, reps * 2, plain_pool, nt_pool, &ok));
   SGK(sg_pinned_pool_destroy(plain_pool));
   SGK(sg_pinned_pool_destroy(nt_pool));
 
@@ -408,6 +506,13 @@ int main(int argc, char **argv) {
                 w.chunk_opt ? "" : "  (adaptive chunk)");
   }
 
+  std::printf("\ncold host side (each run a different 64 MiB window of a %zu MiB buffer; "
+              "streams mode; GB/s, medians of interleaved rounds):\n", big / MiB);
+  std::printf("%-17s %8s %8s %8s %8s\n", "case", "driver", "staged", "st-NT", "x drv");
+  for (const ColdRow &c : cold)
+    std::printf("%-17s %8.2f %8.2f %8.2f %8.2f\n", c.name.c_str(), c.driver, c.staged,
+                c.staged_nt, c.staged / c.driver);
+
   // Targets at both sizes: rows are H2D 64, D2H 64, H2D big, D2H big.
   struct Target {
     std::string what;
@@ -424,6 +529,12 @@ int main(int argc, char **argv) {
     std::snprintf(what, sizeof what, "%s registered >= 0.95x pinned", r.name.c_str());
     ratio = r.registered / r.pinned;
     targets.push_back({what, 0.95, ratio, ratio >= 0.95});
+  }
+  for (const ColdRow &c : cold) {
+    char what[64];
+    double want = c.h2d ? 3.5 : 2.0, ratio = c.staged / c.driver;
+    std::snprintf(what, sizeof what, "%s staged >= %.1fx driver", c.name.c_str(), want);
+    targets.push_back({what, want, ratio, ratio >= want});
   }
   std::printf("\ntargets:\n");
   for (const Target &t : targets)
@@ -451,6 +562,13 @@ int main(int argc, char **argv) {
                    r.staged_streams / r.driver, r.registered / r.pinned,
                    choice_json(r.defaults).c_str(), i + 1 < rows.size() ? "," : "");
     }
+    std::fprintf(f, "  ],\n  \"cold\": [\n");
+    for (size_t i = 0; i < cold.size(); i++)
+      std::fprintf(f,
+                   "    {\"case\": \"%s\", \"driver_gbps\": %.3f, \"staged_streams_gbps\": %.3f, "
+                   "\"staged_nontemporal_gbps\": %.3f, \"staged_over_driver\": %.3f}%s\n",
+                   cold[i].name.c_str(), cold[i].driver, cold[i].staged, cold[i].staged_nt,
+                   cold[i].staged / cold[i].driver, i + 1 < cold.size() ? "," : "");
     std::fprintf(f, "  ],\n  \"sweep_seconds\": %.1f,\n  \"sweep\": [\n", sweep_s);
     for (size_t i = 0; i < sweep.size(); i++) {
       const Sweep &w = sweep[i];
