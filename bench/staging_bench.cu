@@ -48,11 +48,11 @@ namespace {
 
 constexpr size_t MiB = size_t(1) << 20;
 
-// Non-temporal stores: by direction (staging/tuning.h) unless
+// Non-temporal stores: by direction and size (staging/tuning.h) unless
 // SG_STAGING_NONTEMPORAL was set when the pool was made (workers.c).
-bool nontemporal_default(bool h2d) {
+bool nontemporal_default(bool h2d, size_t bytes) {
   const char *env = std::getenv("SG_STAGING_NONTEMPORAL");
-  if (!env) return sg__stage_nontemporal_default(h2d) != 0;
+  if (!env) return sg__stage_nontemporal_default(h2d, bytes) != 0;
   return std::strcmp(env, "0") != 0;
 }
 
@@ -205,7 +205,7 @@ Row measure(Buffers &b, size_t bytes, bool h2d, int reps, sg_pinned_pool *pool, 
   r.name = std::string(h2d ? "H2D " : "D2H ") + std::to_string(bytes / MiB) + " MiB";
   r.bytes = bytes;
   r.h2d = h2d;
-  r.defaults = choose(h2d, bytes, 0, 0, nontemporal_default(h2d));
+  r.defaults = choose(h2d, bytes, 0, 0, nontemporal_default(h2d, bytes));
   cudaStream_t s = b.stream;
   uint8_t *host = h2d ? b.page_in : b.page_out;
   auto kind = h2d ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
@@ -276,19 +276,20 @@ Row measure(Buffers &b, size_t bytes, bool h2d, int reps, sg_pinned_pool *pool, 
 // that no run finds its host side in the CPU caches from the run before (a
 // 64 MiB buffer copied again and again may sit in a large last-level
 // cache, which speeds up the driver's single-threaded copy most). The
-// driver, staged with the defaults and staged with non-temporal stores, in
-// interleaved rounds; streams mode (a new pageable pointer each run would
+// driver, staged with the defaults, with non-temporal stores and with
+// memcpy, in interleaved rounds; streams mode (a new pageable pointer each run would
 // rebuild a graph-mode executable).
 struct ColdRow {
   std::string name;
   bool h2d;
-  double driver, staged, staged_nt;
+  double driver, staged, staged_nt, staged_memcpy;
 };
 
 ColdRow measure_cold(Buffers &b, size_t bytes, size_t big, bool h2d, int reps,
-                     sg_pinned_pool *pool, sg_pinned_pool *nt_pool, bool *ok) {
+                     sg_pinned_pool *pool, sg_pinned_pool *nt_pool, sg_pinned_pool *plain_pool,
+                     bool *ok) {
   ColdRow r{std::string(h2d ? "H2D " : "D2H ") + std::to_string(bytes / MiB) + " MiB cold", h2d,
-            0, 0, 0};
+            0, 0, 0, 0};
   const size_t windows = big / bytes;
   auto host_at = [&](size_t w) { return (h2d ? b.page_in : b.page_out) + (w % windows) * bytes; };
   auto dst_at = [&](size_t w) { return h2d ? static_cast<void *>(b.dev) : host_at(w); };
@@ -296,8 +297,9 @@ ColdRow measure_cold(Buffers &b, size_t bytes, size_t big, bool h2d, int reps,
     return h2d ? static_cast<const void *>(host_at(w)) : static_cast<const void *>(b.dev);
   };
   CK(cudaMemcpy(b.dev, b.page_in, bytes, cudaMemcpyHostToDevice)); // what D2H reads
-  OneCopy plain(dst_at(0), src_at(0), bytes, SG_MODE_STREAMS, SG_STAGING_STAGE, pool);
+  OneCopy dflt(dst_at(0), src_at(0), bytes, SG_MODE_STREAMS, SG_STAGING_STAGE, pool);
   OneCopy nt(dst_at(0), src_at(0), bytes, SG_MODE_STREAMS, SG_STAGING_STAGE, nt_pool);
+  OneCopy plain(dst_at(0), src_at(0), bytes, SG_MODE_STREAMS, SG_STAGING_STAGE, plain_pool);
   size_t next = 0; // window of the next run, whoever makes it
   auto kind = h2d ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
   std::vector<double> got = interleaved_rates(
@@ -309,17 +311,23 @@ ColdRow measure_cold(Buffers &b, size_t bytes, size_t big, bool h2d, int reps,
        },
        [&] {
          size_t w = next++;
-         plain.retarget(dst_at(w), src_at(w), bytes);
-         plain.run();
+         dflt.retarget(dst_at(w), src_at(w), bytes);
+         dflt.run();
        },
        [&] {
          size_t w = next++;
          nt.retarget(dst_at(w), src_at(w), bytes);
          nt.run();
+       },
+       [&] {
+         size_t w = next++;
+         plain.retarget(dst_at(w), src_at(w), bytes);
+         plain.run();
        }});
   r.driver = got[0];
   r.staged = got[1];
   r.staged_nt = got[2];
+  r.staged_memcpy = got[3];
   if (h2d) { // the device holds the last run's window
     std::vector<uint8_t> back(bytes);
     CK(cudaMemcpy(back.data(), b.dev, bytes, cudaMemcpyDeviceToHost));
@@ -420,7 +428,11 @@ int main(int argc, char **argv) {
   };
   std::vector<Sweep> sweep;
   const double sweep_t0 = now_s();
-  for (size_t bytes : {64 * MiB, big}) {
+  // 256 MiB (no row of its own, so no driver figure): only the store kinds,
+  // to place the size where host->device switches them (tuning.h).
+  std::vector<size_t> sweep_sizes = {64 * MiB, big};
+  if (big > 256 * MiB) sweep_sizes.insert(sweep_sizes.begin() + 1, 256 * MiB);
+  for (size_t bytes : sweep_sizes) {
     for (bool h2d : {true, false}) {
       const Row *base = nullptr;
       for (const Row &r : rows)
@@ -428,14 +440,17 @@ int main(int argc, char **argv) {
       std::vector<Sweep> group;
       auto add = [&](size_t chunk, unsigned threads, bool streaming) {
         Sweep w{bytes, h2d, chunk, threads, streaming, choose(h2d, bytes, chunk, threads, streaming),
-                chunk == 0 && threads == 0 && streaming == nontemporal_default(h2d), 0, base->driver};
+                chunk == 0 && threads == 0 && streaming == nontemporal_default(h2d, bytes), 0,
+                base ? base->driver : 0};
         group.push_back(w);
       };
       add(0, 0, true);
       add(0, 0, false);
-      for (size_t chunk : {2 * MiB, 4 * MiB, 8 * MiB, 16 * MiB}) add(chunk, 0, false);
-      if (bytes >= 512 * MiB) add(32 * MiB, 0, false);
-      for (unsigned threads : {4u, 8u, 16u}) add(0, threads, false);
+      if (base) {
+        for (size_t chunk : {2 * MiB, 4 * MiB, 8 * MiB, 16 * MiB}) add(chunk, 0, false);
+        if (bytes >= 512 * MiB) add(32 * MiB, 0, false);
+        for (unsigned threads : {4u, 8u, 16u}) add(0, threads, false);
+      }
 
       void *dst = h2d ? static_cast<void *>(b.dev) : b.page_out;
       const void *src = h2d ? static_cast<const void *>(b.page_in) : b.dev;
@@ -471,7 +486,8 @@ int main(int argc, char **argv) {
 
   std::vector<ColdRow> cold;
   for (bool h2d : {true, false})
-    cold.push_back(measure_cold(b, 64 * MiB, big, h2d, reps * 2, plain_pool, nt_pool, &ok));
+    cold.push_back(
+        measure_cold(b, 64 * MiB, big, h2d, reps * 2, pool, nt_pool, plain_pool, &ok));
   SGK(sg_pinned_pool_destroy(plain_pool));
   SGK(sg_pinned_pool_destroy(nt_pool));
 
@@ -502,16 +518,18 @@ int main(int argc, char **argv) {
                        " MiB";
     std::printf("%s %-12s %6u %10.2f %5u %8u %-13s %8.2f %7.2f%s\n", w.is_default ? "*" : " ",
                 name.c_str(), w.got.chunks, w.got.chunk / double(MiB), w.got.ring, w.got.threads,
-                w.got.nontemporal ? "non-temporal" : "memcpy", w.gbps, w.gbps / w.driver,
+                w.got.nontemporal ? "non-temporal" : "memcpy", w.gbps,
+                w.driver > 0 ? w.gbps / w.driver : 0.0,
                 w.chunk_opt ? "" : "  (adaptive chunk)");
   }
 
   std::printf("\ncold host side (each run a different 64 MiB window of a %zu MiB buffer; "
               "streams mode; GB/s, medians of interleaved rounds):\n", big / MiB);
-  std::printf("%-17s %8s %8s %8s %8s\n", "case", "driver", "staged", "st-NT", "x drv");
+  std::printf("%-17s %8s %8s %8s %9s %8s\n", "case", "driver", "staged", "st-NT", "st-memcpy",
+              "x drv");
   for (const ColdRow &c : cold)
-    std::printf("%-17s %8.2f %8.2f %8.2f %8.2f\n", c.name.c_str(), c.driver, c.staged,
-                c.staged_nt, c.staged / c.driver);
+    std::printf("%-17s %8.2f %8.2f %8.2f %9.2f %8.2f\n", c.name.c_str(), c.driver, c.staged,
+                c.staged_nt, c.staged_memcpy, c.staged / c.driver);
 
   // Targets at both sizes: rows are H2D 64, D2H 64, H2D big, D2H big.
   struct Target {
@@ -566,9 +584,10 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < cold.size(); i++)
       std::fprintf(f,
                    "    {\"case\": \"%s\", \"driver_gbps\": %.3f, \"staged_streams_gbps\": %.3f, "
-                   "\"staged_nontemporal_gbps\": %.3f, \"staged_over_driver\": %.3f}%s\n",
+                   "\"staged_nontemporal_gbps\": %.3f, \"staged_memcpy_gbps\": %.3f, "
+                   "\"staged_over_driver\": %.3f}%s\n",
                    cold[i].name.c_str(), cold[i].driver, cold[i].staged, cold[i].staged_nt,
-                   cold[i].staged / cold[i].driver, i + 1 < cold.size() ? "," : "");
+                   cold[i].staged_memcpy, cold[i].staged / cold[i].driver, i + 1 < cold.size() ? "," : "");
     std::fprintf(f, "  ],\n  \"sweep_seconds\": %.1f,\n  \"sweep\": [\n", sweep_s);
     for (size_t i = 0; i < sweep.size(); i++) {
       const Sweep &w = sweep[i];
@@ -578,7 +597,7 @@ int main(int argc, char **argv) {
                    "\"over_driver\": %.3f}%s\n",
                    w.bytes, w.h2d ? "H2D" : "D2H", w.chunk_opt ? "false" : "true",
                    w.threads_opt ? "false" : "true", w.is_default ? "true" : "false",
-                   choice_json(w.got).c_str(), w.gbps, w.gbps / w.driver,
+                   choice_json(w.got).c_str(), w.gbps, w.driver > 0 ? w.gbps / w.driver : 0.0,
                    i + 1 < sweep.size() ? "," : "");
     }
     std::fprintf(f, "  ],\n  \"targets\": [\n");

@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/sys.h"
+#include "staging/tuning.h"
 
 #define PAGE ((size_t)4096)
 
@@ -66,13 +67,13 @@ void sg__stage_run_free(sg__stage_run *run) {
 }
 
 static void fill(sg__stage_run *run, uint32_t k) {
-  run->jobs[k % run->g.ring].to_device = 1;
+  run->jobs[k % run->g.ring].nontemporal = sg__stage_nontemporal_default(1, run->g.bytes);
   sg__copy_submit(run->workers, &run->jobs[k % run->g.ring], sg__stage_slot(run, k),
                   run->host + sg__stage_offset(run, k), sg__stage_len(run, k), run->g.parts);
 }
 
 static void drain(sg__stage_run *run, uint32_t k) {
-  run->jobs[k % run->g.ring].to_device = 0;
+  run->jobs[k % run->g.ring].nontemporal = sg__stage_nontemporal_default(0, run->g.bytes);
   sg__copy_submit(run->workers, &run->jobs[k % run->g.ring], run->host + sg__stage_offset(run, k),
                   sg__stage_slot(run, k), sg__stage_len(run, k), run->g.parts);
 }

@@ -39,14 +39,15 @@ size_t sg__stage_auto_chunk(int to_device, size_t bytes);
  * at most 12, in both directions. */
 unsigned sg__stage_default_threads(int to_device, unsigned cpus);
 
-/* 1 if the copy threads write a chunk with non-temporal stores by default.
- * They do not, in either direction: in the two H200 sweeps of 2026-11-30
- * (bench/RESULTS.md) plain memcpy was faster in 12 of 16 host->device and
- * 13 of 16 device->host pairings of the same chunk size, copy size and run
- * (e.g. 1 GiB host->device in 16 MiB chunks: 40.6 against 31.9 GB/s), with
- * a run-to-run spread of about 15%. SG_STAGING_NONTEMPORAL=1 (or 0) forces
- * them on (or off) for a pool made while it is set. */
-int sg__stage_nontemporal_default(int to_device);
+/* Host->device copies up to this size fill their slots with non-temporal
+ * stores by default; larger ones, and device->host copies, with memcpy. */
+#define SG__STAGE_NONTEMPORAL_MAX_BYTES ((size_t)256 << 20)
+
+/* 1 if the copy threads write the chunks of a staged copy of `bytes` with
+ * non-temporal stores by default (tuning.c has the measurements).
+ * SG_STAGING_NONTEMPORAL=1 (or 0) forces them on (or off) for a pool made
+ * while it is set. */
+int sg__stage_nontemporal_default(int to_device, size_t bytes);
 
 #ifdef __cplusplus
 }

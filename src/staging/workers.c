@@ -59,7 +59,7 @@ static void copy_stream(char *d, const char *s, size_t n) {
 static void copy_part(const sg__workers *w, const sg__copy_job *job, char *d, const char *s,
                       size_t n) {
 #if SG__HAVE_STREAM_COPY
-  int streaming = w->streaming < 0 ? sg__stage_nontemporal_default(job->to_device) : w->streaming;
+  int streaming = w->streaming < 0 ? job->nontemporal : w->streaming;
   if (streaming && n >= STREAM_MIN_BYTES) {
     copy_stream(d, s, n);
     return;

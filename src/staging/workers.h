@@ -24,7 +24,8 @@ typedef struct sg__copy_job {
   unsigned finished;          /* parts copied */
   int queued;                 /* 1 while some part is unclaimed */
   int busy;                   /* 1 from submission until every part is copied */
-  int to_device;              /* set before submitting: the store kind follows the direction */
+  int nontemporal;            /* set before submitting: non-temporal stores for this job by
+                                 default (sg__stage_nontemporal_default) */
   struct sg__copy_job *next;  /* queue link */
 } sg__copy_job;
 
@@ -37,12 +38,12 @@ typedef struct sg__workers {
   unsigned count, capacity;
   int stopping;
   int streaming;              /* large parts with non-temporal stores: 1 always, 0 never,
-                                 -1 by direction (sg__stage_nontemporal_default) */
+                                 -1 as each job says */
 } sg__workers;
 
 /* Initialises with no thread (SG_ERR_SYSTEM when a mutex or condition
  * cannot be made, message prefixed by `where`). Where the CPU has
- * non-temporal stores, each job's direction picks them
+ * non-temporal stores, each job says whether it uses them
  * (sg__stage_nontemporal_default), unless the environment variable
  * SG_STAGING_NONTEMPORAL is "0" (never) or another value (always): a tuning
  * and diagnosis knob, read when the pool is made. */

@@ -76,7 +76,7 @@ TEST(StagingWorkers, SplitCopiesAreExactWithStreamingStores) {
     auto src = random_bytes(1 * MiB + 333, static_cast<uint32_t>(11 + skew));
     std::vector<uint8_t> dst(src.size() + 32, 0x5A);
     sg__copy_job job = {};
-    job.to_device = static_cast<int>(skew & 1);
+    job.nontemporal = static_cast<int>(skew & 1);
     size_t bytes = src.size() - skew;
     sg__copy_submit(&w.w, &job, dst.data() + skew, src.data() + skew, bytes, 5);
     sg__copy_wait(&w.w, &job);
@@ -257,6 +257,26 @@ TEST(StagingEngine, LoosestOrderTheLagAllows) {
     for (unsigned ring : {1u, 2u, 3u, 4u, 6u})
       for (size_t bytes : {size_t(1), size_t(4096), size_t(5 * 4096 + 3), size_t(40 * 4096)})
         loosest_order_copy(pool.p, static_cast<sg__stage_dir>(dir), bytes, 4096, ring, seed++);
+}
+
+// Each fill or drain carries its copy's store kind to the copy threads.
+TEST(StagingEngine, JobsCarryTheStoreKindOfTheirCopy) {
+  sgtest::LeakCheck leaks;
+  Pool pool(1 * MiB);
+  std::vector<uint8_t> a(8 * 4096, 1), b(a.size(), 0);
+  for (int dir = SG__STAGE_H2D; dir <= SG__STAGE_D2H; dir++) {
+    sg__stage_geometry g;
+    sg__stage_geometry_make(a.size(), 4096, 2, 1, &g);
+    sg__stage_run *run = nullptr;
+    ASSERT_EQ(sg__stage_run_new(pool.p, static_cast<sg__stage_dir>(dir), a.data(), b.data(), &g,
+                                0, nullptr, nullptr, "test", &run),
+              SG_OK);
+    sg__stage_run_host(run);
+    EXPECT_EQ(run->jobs[0].nontemporal, sg__stage_nontemporal_default(dir == SG__STAGE_H2D,
+                                                                      a.size()))
+        << "dir " << dir;
+    sg__stage_run_free(run);
+  }
 }
 
 // Only part of a copy was enqueued (an enqueue failed): quiescing waits for

@@ -92,6 +92,18 @@ TEST(StagingTuning, CopyThreadsFollowTheCpus) {
   }
 }
 
+// Host->device copies up to 256 MiB write their slots with non-temporal
+// stores; larger ones and every device->host copy use memcpy.
+TEST(StagingTuning, NonTemporalStoresByDirectionAndSize) {
+  EXPECT_EQ(sg__stage_nontemporal_default(1, 1), 1);
+  EXPECT_EQ(sg__stage_nontemporal_default(1, 64 * MiB), 1);
+  EXPECT_EQ(sg__stage_nontemporal_default(1, SG__STAGE_NONTEMPORAL_MAX_BYTES), 1);
+  EXPECT_EQ(sg__stage_nontemporal_default(1, SG__STAGE_NONTEMPORAL_MAX_BYTES + 1), 0);
+  EXPECT_EQ(sg__stage_nontemporal_default(1, 1024 * MiB), 0);
+  for (size_t bytes : {size_t(1), 64 * MiB, 1024 * MiB})
+    EXPECT_EQ(sg__stage_nontemporal_default(0, bytes), 0) << bytes;
+}
+
 // The geometry a copy then gets: the ring holds min(ring depth, chunks)
 // slots of whole pages.
 TEST(StagingTuning, GeometryOfAnAdaptiveChunk) {
