@@ -65,17 +65,19 @@ unsigned sg__stage_default_threads(int to_device, unsigned cpus) {
 /* Non-temporal stores against plain memcpy, same chunks, threads and run
  * (H200 host, 12 threads unless said, bench/RESULTS.md, runs of 2026-11-30):
  *  - host->device 64 MiB: non-temporal faster in every run, by 6-19% with
- *    the same source copied again and again, and by 30% (36.7 against 28.2
- *    GB/s) with a cold source (a different 64 MiB window each run); with
- *    8 threads too (runs 5 and 7);
- *  - host->device 1 GiB: memcpy faster in every run, by 6-27% (runs 4-11);
+ *    the same source copied again and again, and by 22-30% (e.g. 36.7
+ *    against 28.2 GB/s) with a cold source (a different 64 MiB window each
+ *    run, runs 11-12); with 8 threads too (runs 5 and 7);
+ *  - host->device 256 MiB: memcpy faster (49.2 against 44.4 GB/s, run 12);
+ *  - host->device 1 GiB: memcpy faster in every run, by 6-27% (runs 4-12);
  *  - device->host: non-temporal faster when the destination is cold (1 GiB:
- *    +4-16%; 64 MiB windows: +23%), slower by 9-25% when the same 64 MiB
+ *    +4-16%; 64 MiB windows: +10-23%), slower by 9-25% when the same 64 MiB
  *    destination is written again and again, which an application reusing
  *    its output buffers does; device->host meets its target either way, so
  *    it keeps memcpy, which does not push a reused destination out of the
  *    caches.
- * Host->device switches at 256 MiB, between the two sizes measured. */
+ * Host->device switches at 128 MiB, between the sizes measured (which is
+ * also about where its adaptive chunk reaches the 16 MiB cap). */
 int sg__stage_nontemporal_default(int to_device, size_t bytes) {
   return to_device && bytes <= SG__STAGE_NONTEMPORAL_MAX_BYTES;
 }

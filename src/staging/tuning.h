@@ -41,7 +41,7 @@ unsigned sg__stage_default_threads(int to_device, unsigned cpus);
 
 /* Host->device copies up to this size fill their slots with non-temporal
  * stores by default; larger ones, and device->host copies, with memcpy. */
-#define SG__STAGE_NONTEMPORAL_MAX_BYTES ((size_t)256 << 20)
+#define SG__STAGE_NONTEMPORAL_MAX_BYTES ((size_t)128 << 20)
 
 /* 1 if the copy threads write the chunks of a staged copy of `bytes` with
  * non-temporal stores by default (tuning.c has the measurements).

@@ -92,13 +92,14 @@ TEST(StagingTuning, CopyThreadsFollowTheCpus) {
   }
 }
 
-// Host->device copies up to 256 MiB write their slots with non-temporal
+// Host->device copies up to 128 MiB write their slots with non-temporal
 // stores; larger ones and every device->host copy use memcpy.
 TEST(StagingTuning, NonTemporalStoresByDirectionAndSize) {
   EXPECT_EQ(sg__stage_nontemporal_default(1, 1), 1);
   EXPECT_EQ(sg__stage_nontemporal_default(1, 64 * MiB), 1);
   EXPECT_EQ(sg__stage_nontemporal_default(1, SG__STAGE_NONTEMPORAL_MAX_BYTES), 1);
   EXPECT_EQ(sg__stage_nontemporal_default(1, SG__STAGE_NONTEMPORAL_MAX_BYTES + 1), 0);
+  EXPECT_EQ(sg__stage_nontemporal_default(1, 256 * MiB), 0);
   EXPECT_EQ(sg__stage_nontemporal_default(1, 1024 * MiB), 0);
   for (size_t bytes : {size_t(1), 64 * MiB, 1024 * MiB})
     EXPECT_EQ(sg__stage_nontemporal_default(0, bytes), 0) << bytes;
