@@ -46,12 +46,12 @@ size_t sg__stage_auto_chunk(int to_device, size_t bytes) {
   return chunk < bytes ? chunk : bytes;
 }
 
-/* Three quarters of the CPUs, at most 12, in both directions. Run 1 of
+/* Three quarters of the CPUs, at most 12, in both directions. Run 7 of
  * 2026-11-30 (bench/RESULTS.md), default chunks, GB/s with 4 / 8 / 12 / 16
  * threads: host->device 64 MiB 27.5 / 30.7 / 34.2 / 32.7, 1 GiB 33.1 / 42.1
  * / 51.2 / 50.7; device->host 64 MiB 31.1 / 34.4 / 40.6 / 41.0, 1 GiB 36.8
  * / 41.8 / 51.0 / 51.3: 12 threads beat 8 in every case, by 12-22%, and 16
- * add nothing. (Earlier, with 4 MiB chunks, 8 and 12 threads were alike:
+ * add nothing (runs 8-12 found 12 and 8 closer, 12 ahead at 1 GiB). (Earlier, with 4 MiB chunks, 8 and 12 threads were alike:
  * the per-chunk cost set the pace there.) The threads work only while a
  * staged copy runs; a quarter of the CPUs stays with the application even
  * then, and a 2-CPU machine gets one thread (plus the callback thread,

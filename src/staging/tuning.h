@@ -7,7 +7,7 @@
  * (device->host) run one after the other, ~57 us host->device and ~102 us
  * device->host apiece on the H200 host when each sat between two DMAs. With
  * the protocol's lag (stage_run.h) they no longer hold up the DMA, but they
- * still bound the chunk rate: in run 1 of 2026-11-30, 2 / 4 MiB chunks took
+ * still bound the chunk rate: in run 7 of 2026-11-30, 2 / 4 MiB chunks took
  * ~110 / ~130 us each host->device and ~125 / ~165 us device->host, where
  * the host copy alone needed ~47 / ~93 us. Meanwhile the first chunk's host
  * copy (host->device) or the last one's (device->host) is not overlapped
