@@ -277,8 +277,8 @@ Row measure(Buffers &b, size_t bytes, bool h2d, int reps, sg_pinned_pool *pool, 
 // 64 MiB buffer copied again and again may sit in a large last-level
 // cache, which speeds up the driver's single-threaded copy most). The
 // driver, staged with the defaults, with non-temporal stores and with
-// memcpy, in interleaved rounds; streams mode (a new pageable pointer each run would
-// rebuild a graph-mode executable).
+// memcpy, in interleaved rounds; streams mode (a new pageable pointer each
+// run would rebuild a graph-mode executable).
 struct ColdRow {
   std::string name;
   bool h2d;
@@ -302,6 +302,13 @@ ColdRow measure_cold(Buffers &b, size_t bytes, size_t big, bool h2d, int reps,
   OneCopy plain(dst_at(0), src_at(0), bytes, SG_MODE_STREAMS, SG_STAGING_STAGE, plain_pool);
   size_t next = 0; // window of the next run, whoever makes it
   auto kind = h2d ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+  auto staged = [&](OneCopy &c) {
+    return [&] {
+      size_t w = next++;
+      c.retarget(dst_at(w), src_at(w), bytes);
+      c.run();
+    };
+  };
   std::vector<double> got = interleaved_rates(
       bytes, reps,
       {[&] {
@@ -309,21 +316,7 @@ ColdRow measure_cold(Buffers &b, size_t bytes, size_t big, bool h2d, int reps,
          CK(cudaMemcpyAsync(dst_at(w), src_at(w), bytes, kind, b.stream));
          CK(cudaStreamSynchronize(b.stream));
        },
-       [&] {
-         size_t w = next++;
-         dflt.retarget(dst_at(w), src_at(w), bytes);
-         dflt.run();
-       },
-       [&] {
-         size_t w = next++;
-         nt.retarget(dst_at(w), src_at(w), bytes);
-         nt.run();
-       },
-       [&] {
-         size_t w = next++;
-         plain.retarget(dst_at(w), src_at(w), bytes);
-         plain.run();
-       }});
+       staged(dflt), staged(nt), staged(plain)});
   r.driver = got[0];
   r.staged = got[1];
   r.staged_nt = got[2];
@@ -459,18 +452,12 @@ int main(int argc, char **argv) {
         copies.emplace_back(new OneCopy(dst, src, bytes, SG_MODE_STREAMS, SG_STAGING_STAGE,
                                         w.streaming ? nt_pool : plain_pool, w.threads_opt,
                                         w.chunk_opt));
-        copies.back()->run(); // warm-up: rings and copy threads exist before timing
       }
-      const int rounds = bytes >= 512 * MiB ? 5 : 11;
-      std::vector<std::vector<double>> gbps(group.size());
-      for (int r = 0; r < rounds; r++)
-        for (size_t i = 0; i < group.size(); i++) {
-          double t0 = now_s();
-          copies[i]->run();
-          gbps[i].push_back(bytes / (now_s() - t0) / 1e9);
-        }
+      std::vector<std::function<void()>> runs;
+      for (auto &c : copies) runs.push_back([&c] { c->run(); });
+      std::vector<double> got = interleaved_rates(bytes, bytes >= 512 * MiB ? 5 : 11, runs);
       for (size_t i = 0; i < group.size(); i++) {
-        group[i].gbps = median(gbps[i]);
+        group[i].gbps = got[i];
         sweep.push_back(group[i]);
       }
       copies.clear();

@@ -46,6 +46,8 @@ sg_status sg__stage_run_new(sg_pinned_pool *pool, sg__stage_dir dir, void *host,
   run->jobs = (sg__copy_job *)(mem + jobs_at);
   run->steps = (sg__stage_step *)(mem + steps_at);
   for (uint32_t k = 0; k < g->chunks; k++) run->steps[k] = (sg__stage_step){run, k};
+  const int nontemporal = sg__stage_nontemporal_default(dir == SG__STAGE_H2D, g->bytes);
+  for (unsigned s = 0; s < g->ring; s++) run->jobs[s].nontemporal = nontemporal;
   sg_status st = sg__pool_acquire(pool, (size_t)g->ring * g->stride, persistent, broken,
                                   broken_ctx, where, &run->block);
   if (st) {
@@ -67,13 +69,11 @@ void sg__stage_run_free(sg__stage_run *run) {
 }
 
 static void fill(sg__stage_run *run, uint32_t k) {
-  run->jobs[k % run->g.ring].nontemporal = sg__stage_nontemporal_default(1, run->g.bytes);
   sg__copy_submit(run->workers, &run->jobs[k % run->g.ring], sg__stage_slot(run, k),
                   run->host + sg__stage_offset(run, k), sg__stage_len(run, k), run->g.parts);
 }
 
 static void drain(sg__stage_run *run, uint32_t k) {
-  run->jobs[k % run->g.ring].nontemporal = sg__stage_nontemporal_default(0, run->g.bytes);
   sg__copy_submit(run->workers, &run->jobs[k % run->g.ring], run->host + sg__stage_offset(run, k),
                   sg__stage_slot(run, k), sg__stage_len(run, k), run->g.parts);
 }
