@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/cuda_hooks.h"
+#include "core/device.h"
 #include "core/error.h"
 #include "core/memory_table.h"
 #include "core/sys.h"
@@ -64,17 +64,17 @@ sg_memory_kind sg__memory_classify(const void *ptr) {
   sg_memory_kind kind = known ? table[at].kind : SG_MEMORY_HOST_PAGEABLE;
   sg__mutex_unlock(&table_lock);
   if (known) return kind;
-  return sg__cuda_device_count() > 0 ? sg__cuda_classify(ptr) : SG_MEMORY_HOST_PAGEABLE;
+  return sg__device_count() > 0 ? sg__device_classify(ptr) : SG_MEMORY_HOST_PAGEABLE;
 }
 
 sg_backend sg_backend_resolve(sg_backend requested) {
   if (requested != SG_BACKEND_AUTO) return requested;
   const char *forced = getenv("SG_BACKEND");
   if (forced && !strcmp(forced, "host")) return SG_BACKEND_HOST;
-  return sg__cuda_device_count() > 0 ? SG_BACKEND_CUDA : SG_BACKEND_HOST;
+  return sg__device_count() > 0 ? SG_BACKEND_CUDA : SG_BACKEND_HOST;
 }
 
-int sg_cuda_device_count(void) { return sg__cuda_device_count(); }
+int sg_cuda_device_count(void) { return sg__device_count(); }
 
 sg_status sg_mem_alloc(sg_backend backend, sg_memory_kind kind, int device, size_t bytes,
                        void **out) {
@@ -91,7 +91,7 @@ sg_status sg_mem_alloc(sg_backend backend, sg_memory_kind kind, int device, size
   allocation a = {0, bytes, kind, backend == SG_BACKEND_CUDA};
   void *p = NULL;
   if (a.on_cuda) {
-    sg_status st = sg__cuda_alloc(kind, device, bytes, &p);
+    sg_status st = sg__device_alloc(kind, device, bytes, &p);
     if (st) return st;
   } else {
     /* Host-backend memory: 256-byte aligned like cudaMalloc's, and tagged so
@@ -102,7 +102,7 @@ sg_status sg_mem_alloc(sg_backend backend, sg_memory_kind kind, int device, size
   }
   a.base = (uintptr_t)p;
   if (table_insert(a)) {
-    if (a.on_cuda) sg__cuda_free(kind, p); else sg__free(p);
+    if (a.on_cuda) sg__device_free(kind, p); else sg__free(p);
     return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory recording the allocation", __func__);
   }
   *out = p;
@@ -126,7 +126,7 @@ sg_status sg_mem_free(void *ptr) {
     table_capacity = 0;
   }
   sg__mutex_unlock(&table_lock);
-  if (a.on_cuda) return sg__cuda_free(a.kind, ptr);
+  if (a.on_cuda) return sg__device_free(a.kind, ptr);
   sg__free(ptr);
   return SG_OK;
 }
@@ -145,7 +145,7 @@ sg_status sg_mem_copy(void *dst, const void *src, size_t bytes) {
   sg_memory_kind d = sg__memory_classify(dst), s = sg__memory_classify(src);
   if (d == SG_MEMORY_DEVICE || s == SG_MEMORY_DEVICE || d == SG_MEMORY_MANAGED ||
       s == SG_MEMORY_MANAGED)
-    return sg__cuda_copy(dst, src, bytes);
+    return sg__device_copy(dst, src, bytes);
   memmove(dst, src, bytes);
   return SG_OK;
 }

@@ -14,7 +14,7 @@
  * the graph builders call cudaMemcpyAsync / memcpy nodes directly), nor do
  * host->host copies (host work, cuda_work.c).
  *
- * Staging decides (src/staging/cuda_staging.h; edits here by the staging
+ * Staging decides (src/cuda/staged_copy.h; edits here by the staging
  * engineer, marked "staging:"): a candidate copy (pageable memory on one
  * side, device or managed memory on the other) is staged through the
  * pinned pool or copied through a registered buffer, by policy; in streams
@@ -38,7 +38,7 @@
  * buffer registered already; staging refuses the launch otherwise. */
 #include "cuda/cuda_call.h"
 #include "cuda/cuda_exec.h"
-#include "staging/cuda_staging.h" /* staging: the pinned ring and the registration cache */
+#include "cuda/staged_copy.h" /* staging: the pinned ring and the registration cache */
 
 /* The driver's own pageable path in a stream (see above). */
 static cudaError_t driver_enqueue(const sg__copy *c, cudaStream_t stream, const char **call) {

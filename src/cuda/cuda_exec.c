@@ -5,11 +5,11 @@
  * waits and queries need no current device. */
 #include <stdio.h>
 
-#include "core/cuda_hooks.h"
+#include "core/device.h"
 #include "core/sys.h"
 #include "cuda/cuda_call.h"
 #include "cuda/cuda_exec.h"
-#include "staging/cuda_staging.h" /* staging: pageable copies (src/staging) */
+#include "cuda/staged_copy.h" /* staging: pageable copies (src/staging) */
 
 /* ---- waiting ------------------------------------------------------------ */
 

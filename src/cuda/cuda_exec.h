@@ -9,15 +9,17 @@
  * checks, routes), cuda_nodes.c (enqueueing one node), cuda_work.c (host
  * work payloads), cuda_copy.c (the pageable-copy seam), cuda_memset.c,
  * cuda_stream_fn.c (child graphs), streams_mode.c, graph_mode.c,
- * graph_explicit.c, graph_capture.c, graph_update.c. */
+ * graph_explicit.c, graph_capture.c, graph_update.c, staged_copy.c (staged
+ * and registered copies), stage_lanes.c (their helper streams),
+ * stage_mem.c (pinned memory for staging), device_port.c (core/device.h). */
 #ifndef SG_CUDA_CUDA_EXEC_H
 #define SG_CUDA_CUDA_EXEC_H
 
 #include <cuda_runtime_api.h>
 #include <stdint.h>
 
-#include "core/exec_internal.h"
 #include "core/node.h"
+#include "exec/backend.h"
 #include "plan/schedule.h"
 
 /* How a node is carried out on the GPU, decided when the node is set (at

@@ -7,7 +7,7 @@
  * exactly sg_exec_launch's contract; so a caller's stream is used as it is
  * (no fork or join events), and NULL means streams[0]. Waiting needs one
  * event only when the graph went into a caller's stream. */
-#include "core/cuda_hooks.h"
+#include "core/device.h"
 #include "core/sys.h"
 #include "cuda/cuda_call.h"
 #include "cuda/cuda_exec.h"

@@ -1,7 +1,7 @@
 # Sources of src/cuda (paths relative to src/); built only with CUDA.
 list(APPEND SG_CUDA_C_SOURCES
   cuda/cuda_call.c
-  cuda/hooks.c
+  cuda/device_port.c
   cuda/cuda_exec.c
   cuda/cuda_device.c
   cuda/cuda_streams.c
@@ -15,4 +15,12 @@ list(APPEND SG_CUDA_C_SOURCES
   cuda/graph_explicit.c
   cuda/graph_capture.c
   cuda/graph_update.c
-  cuda/graph_kernel_update.c)
+  cuda/graph_kernel_update.c
+  cuda/stage_mem.c
+  cuda/stage_lanes.c
+  cuda/staged_copy.c)
+# Without CUDA: what the rest of the library asks of this folder, answered
+# "no device".
+if(NOT SG_HAVE_CUDA)
+  list(APPEND SG_C_SOURCES cuda/no_cuda.c)
+endif()

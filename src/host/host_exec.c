@@ -9,11 +9,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/exec_internal.h"
 #include "core/sys.h"
+#include "exec/backend.h"
 #include "host/host_nodes.h"
+#include "host/host_staging.h"
 #include "plan/schedule.h"
-#include "staging/exec_staging.h" /* staging: pageable copies through the pinned pool */
 
 typedef struct host_backend host_backend;
 

@@ -4,8 +4,8 @@
 
 #include "core/handles.h"
 #include "core/sys.h"
+#include "exec/exec.h"
 #include "pipeline/pipeline_internal.h"
-#include "plan/schedule_build.h"
 
 void sg_pipeline_options_init(sg_pipeline_options *opts) {
   if (!opts) return;

@@ -11,10 +11,10 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "core/exec_internal.h"
 #include "core/handles.h"
 #include "core/snapshot.h"
 #include "core/sys.h"
+#include "exec/backend.h"
 #include "pipeline/pipeline_internal.h"
 
 static const char *bind_kind_name(sg_pipeline_bind_kind kind) {

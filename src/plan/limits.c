@@ -1,8 +1,4 @@
-/* The planner's default budgets and the default stream limit. */
-#include <errno.h>
-#include <limits.h>
-#include <stdlib.h>
-
+/* The planner's default budgets. */
 #include "plan/schedule_build.h"
 
 /* Each budget bounds one exact method; the values keep a graph of 100,000
@@ -15,19 +11,4 @@ void sg__plan_limits_default(sg__plan_limits *limits) {
   limits->clock_work = (uint64_t)1 << 24;
   limits->merge_scan_streams = 64;
   limits->merge_scan_cells = (uint64_t)1 << 23;
-}
-
-unsigned sg__default_max_streams(void) {
-  const char *text = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
-  if (text && *text) {
-    char *end = NULL;
-    errno = 0;
-    unsigned long value = strtoul(text, &end, 10);
-    /* Only a plain positive number counts; "-1" (which strtoul wraps), "8x"
-     * or an overflow fall back to the default like an unset variable. */
-    if (!errno && end && *end == '\0' && text[0] != '-' && text[0] != '+' && value > 0 &&
-        value <= UINT_MAX)
-      return (unsigned)value;
-  }
-  return 8;
 }

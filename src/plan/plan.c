@@ -1,11 +1,11 @@
-/* The public plan object: creation from a graph or a snapshot, inspection,
+/* The public plan object: creation from a snapshot, inspection,
  * destruction. The algorithms live in schedule_build.c and the steps it
- * calls; DOT in plan_dot.c. */
+ * calls; DOT in plan_dot.c; sg_plan_create, which resolves the device's
+ * stream limit, in exec/plan_create.c. */
 #include <stdio.h>
 #include <string.h>
 
 #include "core/error.h"
-#include "core/graph_internal.h"
 #include "core/handles.h"
 #include "core/sys.h"
 #include "plan/plan.h"
@@ -88,25 +88,6 @@ sg_status sg__plan_prefix_failure(sg_status st, const char *fn) {
   if (strncmp(msg, "planner: ", 9) == 0) msg += 9;
   snprintf(copy, sizeof copy, "%s", msg);
   return sg__fail(st, "%s: %s", fn, copy);
-}
-
-sg_status sg_plan_create(const sg_graph *graph, unsigned max_streams, sg_plan **out) {
-  if (!out) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: out is NULL", __func__);
-  *out = NULL;
-  sg_status st = sg__handle_check(graph, SG__HANDLE_GRAPH, __func__, "graph");
-  if (st) return st;
-  /* A shallow snapshot borrows the graph's nodes: the plan copies the little
-   * it keeps of them (names, kinds) itself. */
-  sg__snapshot snap;
-  if (sg__graph_snapshot_shallow(graph, &snap))
-    return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory copying the graph", __func__);
-  st = sg__snapshot_check_acyclic(&snap, __func__);
-  if (!st) {
-    st = sg__plan_build(&snap, max_streams, 0, out);
-    if (st) st = sg__plan_prefix_failure(st, __func__);
-  }
-  sg__snapshot_free(&snap);
-  return st;
 }
 
 sg_status sg_plan_destroy(sg_plan *plan) {

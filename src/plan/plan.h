@@ -17,7 +17,9 @@
 
 /* Builds a plan from an acyclic snapshot (the snapshot is only read, and may
  * be freed afterwards). owned_by_exec != 0 makes sg_plan_destroy refuse it
- * (the executable frees it with sg__plan_free). max_streams 0: the default. */
+ * (the executable frees it with sg__plan_free). max_streams 0: the planner's
+ * default (SG__PLAN_DEFAULT_STREAMS); callers that know the device pass its
+ * limit. */
 sg_status sg__plan_build(const sg__snapshot *snap, unsigned max_streams, int owned_by_exec,
                          sg_plan **out);
 /* Re-reports the current failure with `fn` in front: "planner: x" becomes
@@ -26,7 +28,5 @@ sg_status sg__plan_prefix_failure(sg_status st, const char *fn);
 /* Unregisters and frees; NULL is fine. */
 void sg__plan_free(sg_plan *plan);
 const sg__schedule *sg__plan_schedule(const sg_plan *plan);
-/* CUDA_DEVICE_MAX_CONNECTIONS when set to a positive number, else 8. */
-unsigned sg__default_max_streams(void);
 
 #endif

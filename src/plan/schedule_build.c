@@ -9,23 +9,6 @@
 #include "core/sys.h"
 #include "plan/work.h"
 
-sg_status sg__oom(const sg__work *w, const char *what) {
-  return sg__fail(SG_ERR_OUT_OF_MEMORY, "planner: out of memory (%s; %u nodes, %zu edges)", what,
-                  w->n, w->edges);
-}
-
-void sg__work_free(sg__work *w) {
-  sg__free(w->pred_start);
-  sg__free(w->pred);
-  sg__free(w->rank);
-  sg__free(w->level);
-  sg__free(w->next);
-  sg__free(w->prev);
-  sg__free(w->rpred_start);
-  sg__free(w->rpred);
-  memset(w, 0, sizeof *w);
-}
-
 void sg__schedule_free(sg__schedule *s) {
   if (!s) return;
   sg__free(s->order);
@@ -101,7 +84,7 @@ sg_status sg__schedule_build_ex(uint32_t node_count, const uint32_t *succ_start,
   w.edges = node_count ? succ_start[node_count] : 0;
   w.succ_start = succ_start;
   w.succ = succ;
-  w.stream_limit = max_streams ? max_streams : sg__default_max_streams();
+  w.stream_limit = max_streams ? max_streams : SG__PLAN_DEFAULT_STREAMS;
   out->node_count = node_count;
   out->max_streams = w.stream_limit;
 

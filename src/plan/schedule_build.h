@@ -24,6 +24,12 @@
 #include "plan/schedule.h"
 #include "streamgraph/status.h"
 
+/* The stream limit of a caller that gives none. The planner knows no
+ * device: the executable front end passes the device's limit (the number of
+ * hardware queues, exec/exec.h), and this is only the planner's own answer
+ * for a bare 0 (tests, benchmarks). */
+#define SG__PLAN_DEFAULT_STREAMS 8u
+
 typedef struct sg__plan_limits {
   /* Edge and node visits the augmenting phases of the chain cover may spend;
    * past it the cover found so far is kept and width is a lower bound. */
@@ -51,7 +57,7 @@ void sg__plan_limits_default(sg__plan_limits *limits);
 
 /* Plans a DAG of `node_count` nodes whose successors of i are
  * succ[succ_start[i] .. succ_start[i+1]) (distinct, ascending, no self-edge)
- * on at most `max_streams` streams (0: sg__default_max_streams()).
+ * on at most `max_streams` streams (0: SG__PLAN_DEFAULT_STREAMS).
  * SG_ERR_INVALID_ARGUMENT for malformed input, SG_ERR_CYCLE for a cycle,
  * SG_ERR_OUT_OF_MEMORY; on failure *out is zeroed and nothing is left
  * allocated. Messages start with "planner: ". */
@@ -65,10 +71,5 @@ sg_status sg__schedule_build_ex(uint32_t node_count, const uint32_t *succ_start,
 
 /* Frees what a schedule holds and zeroes it; a zeroed schedule is fine. */
 void sg__schedule_free(sg__schedule *s);
-
-/* CUDA_DEVICE_MAX_CONNECTIONS when it is set to a positive number, else 8:
- * the device runs that many hardware queues at once, so more streams buy
- * nothing. */
-unsigned sg__default_max_streams(void);
 
 #endif

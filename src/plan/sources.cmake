@@ -14,6 +14,7 @@ list(APPEND SG_C_SOURCES
   plan/layout.c
   plan/knowledge.c
   plan/events.c
+  plan/work.c
   plan/schedule_build.c
   plan/plan.c
   plan/plan_dot.c)

@@ -29,8 +29,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/exec_internal.h"
 #include "core/node.h"
+#include "exec/backend.h"
 #include "staging/policy.h"
 #include "staging/regcache.h"
 #include "staging/stage_run.h"
@@ -120,10 +120,6 @@ sg_status sg__staging_update_node(sg__staging *st, uint32_t index, const sg__nod
  * the old one stays until no graph can use it. On error (with its message)
  * the update should be refused. */
 sg_status sg__staging_prepare_update(sg__staging *st, uint32_t index, const sg__node *fresh);
-
-/* The host backend: runs candidate `index` on the calling thread. On
- * failure returns the status and writes a message naming the node. */
-sg_status sg__staging_host_run(sg__staging *st, uint32_t index, char *message, size_t cap);
 
 /* Persistent regime: adds one launch's copies to the statistics (a CUDA
  * graph's copies are counted per launch, not per build). */

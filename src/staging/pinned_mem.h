@@ -32,7 +32,7 @@ sg_status sg__fence_record(void *fence, void *stream, const char *where);
 int sg__fence_busy(void *fence);
 void sg__fence_wait(void *fence);
 
-/* The CUDA halves (staging/cuda_mem.c; stubs without CUDA). */
+/* The CUDA halves (src/cuda/stage_mem.c; src/cuda/no_cuda.c without CUDA). */
 sg_status sg__staging_cuda_host_alloc(int device, size_t bytes, const char *where, void **out);
 void sg__staging_cuda_host_free(void *ptr);
 sg_status sg__staging_cuda_register(void *ptr, size_t bytes, const char *where);

@@ -12,12 +12,12 @@
  * released; `growing` counts what is being allocated against the cap. */
 #include <string.h>
 
+#include "core/device.h"
 #include "core/error.h"
 #include "core/handles.h"
 #include "core/sys.h"
 #include "staging/pinned_mem.h"
 #include "staging/pool.h"
-#include "core/cuda_hooks.h"
 
 #define PAGE ((size_t)4096)
 #define DEFAULT_SLAB_BYTES ((size_t)64 << 20)
@@ -341,7 +341,7 @@ static sg_status resolve_options(const sg_pinned_pool_options *in, const char *f
                     fn, o->max_copy_threads, THREAD_LIMIT);
   o->backend = sg_backend_resolve(o->backend);
   if (o->backend == SG_BACKEND_CUDA) {
-    int devices = sg__cuda_device_count();
+    int devices = sg__device_count();
     if (devices == 0)
       return sg__fail(SG_ERR_BACKEND_UNAVAILABLE,
                       "%s: CUDA pinned memory was asked for, but no CUDA device is present", fn);

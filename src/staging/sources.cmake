@@ -1,7 +1,6 @@
-# Sources of src/staging (paths relative to src/).
+# Sources of src/staging (paths relative to src/): backend-neutral.
 list(APPEND SG_C_SOURCES
   staging/pinned_mem.c
-  staging/cuda_mem_stubs.c
   staging/workers.c
   staging/pool.c
   staging/stage_run.c
@@ -9,8 +8,3 @@ list(APPEND SG_C_SOURCES
   staging/tuning.c
   staging/policy.c
   staging/exec_staging.c)
-# Files that include CUDA headers; built only with CUDA.
-list(APPEND SG_CUDA_C_SOURCES
-  staging/cuda_mem.c
-  staging/cuda_lanes.c
-  staging/cuda_staging.c)

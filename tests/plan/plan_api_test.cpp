@@ -10,6 +10,10 @@
 
 #include "plan_internal_shim.h"
 
+extern "C" {
+#include "exec/exec.h"  // sg__default_max_streams
+}
+
 namespace {
 
 // Owns a plan made by sg_plan_create.

@@ -7,6 +7,10 @@
 
 #include "plan_check.h"
 
+extern "C" {
+#include "exec/exec.h"  // sg__default_max_streams: the device's limit, resolved above the planner
+}
+
 using plantest::Dag;
 using plantest::Edges;
 using plantest::Schedule;
@@ -262,14 +266,14 @@ TEST(ScheduleFamilies, DefaultLimitIsEightOrTheEnvironment) {
   unsetenv("CUDA_DEVICE_MAX_CONNECTIONS");
   EXPECT_EQ(sg__default_max_streams(), 8u);
   Schedule s;
-  ASSERT_EQ(build(d, 0, s), SG_OK) << sg_last_error();
+  ASSERT_EQ(build(d, sg__default_max_streams(), s), SG_OK) << sg_last_error();
   EXPECT_EQ(s->max_streams, 8u);
   EXPECT_EQ(s->stream_count, 8u);
 
   setenv("CUDA_DEVICE_MAX_CONNECTIONS", "3", 1);
   EXPECT_EQ(sg__default_max_streams(), 3u);
   Schedule t;
-  ASSERT_EQ(build(d, 0, t), SG_OK) << sg_last_error();
+  ASSERT_EQ(build(d, sg__default_max_streams(), t), SG_OK) << sg_last_error();
   EXPECT_EQ(t->stream_count, 3u);
   Schedule u;  // an explicit limit wins over the environment
   ASSERT_EQ(build(d, 5, u), SG_OK) << sg_last_error();

@@ -8,11 +8,11 @@
  * for it to return, and a graph's edges order its nodes. The callbacks make
  * no CUDA call and never wait for another callback (stage_run.h), so the
  * driver may run them on one thread for every stream without deadlock. */
-#include "staging/cuda_staging.h"
+#include "cuda/staged_copy.h"
 
 #include "core/sys.h"
 #include "cuda/cuda_call.h"
-#include "staging/cuda_lanes.h"
+#include "cuda/stage_lanes.h"
 #include "staging/pinned_mem.h"
 
 static void CUDART_CB h2d_gate_cb(void *arg) {

@@ -3,10 +3,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/exec_internal.h"
 #include "core/graph_internal.h"
 #include "core/handles.h"
 #include "core/sys.h"
+#include "exec/backend.h"
 #include "plan/plan.h"
 
 /* Finds the node a handle names in the executable and checks its kind. A

@@ -1,8 +1,8 @@
-/* The core's view of CUDA (core/cuda_hooks.h): devices, pointer kinds,
+/* The core's view of CUDA (core/device.h): devices, pointer kinds,
  * allocation and synchronous copies. */
 #include <pthread.h>
 
-#include "core/cuda_hooks.h"
+#include "core/device.h"
 #include "cuda/cuda_call.h"
 
 static pthread_once_t count_once = PTHREAD_ONCE_INIT;
@@ -19,12 +19,12 @@ static void count_devices(void) {
   device_count = n;
 }
 
-int sg__cuda_device_count(void) {
+int sg__device_count(void) {
   pthread_once(&count_once, count_devices);
   return device_count;
 }
 
-sg_memory_kind sg__cuda_classify(const void *ptr) {
+sg_memory_kind sg__device_classify(const void *ptr) {
   struct cudaPointerAttributes attr;
   if (SG_CUDA(cudaPointerGetAttributes(&attr, ptr)) != cudaSuccess) {
     cudaGetLastError();
@@ -38,10 +38,10 @@ sg_memory_kind sg__cuda_classify(const void *ptr) {
   }
 }
 
-sg_status sg__cuda_alloc(sg_memory_kind kind, int device, size_t bytes, void **out) {
+sg_status sg__device_alloc(sg_memory_kind kind, int device, size_t bytes, void **out) {
   /* A build with CUDA on a machine without a (working) device, or a device
    * that is not there: the backend is unavailable, as in a build without. */
-  int devices = sg__cuda_device_count();
+  int devices = sg__device_count();
   if (device < 0 || device >= devices) {
     *out = NULL;
     return devices == 0
@@ -65,7 +65,7 @@ sg_status sg__cuda_alloc(sg_memory_kind kind, int device, size_t bytes, void **o
   return SG_OK;
 }
 
-sg_status sg__cuda_free(sg_memory_kind kind, void *ptr) {
+sg_status sg__device_free(sg_memory_kind kind, void *ptr) {
   cudaError_t err = kind == SG_MEMORY_DEVICE ? SG_CUDA(cudaFree(ptr)) : SG_CUDA(cudaFreeHost(ptr));
   if (err != cudaSuccess)
     return sg__cuda_fail(err, kind == SG_MEMORY_DEVICE ? "cudaFree" : "cudaFreeHost",
@@ -73,7 +73,7 @@ sg_status sg__cuda_free(sg_memory_kind kind, void *ptr) {
   return SG_OK;
 }
 
-sg_status sg__cuda_copy(void *dst, const void *src, size_t bytes) {
+sg_status sg__device_copy(void *dst, const void *src, size_t bytes) {
   cudaError_t err = SG_CUDA(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault));
   if (err != cudaSuccess) return sg__cuda_fail(err, "cudaMemcpy", "sg_mem_copy");
   return SG_OK;

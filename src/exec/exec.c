@@ -4,11 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/cuda_hooks.h"
-#include "core/exec_internal.h"
+#include "core/device.h"
 #include "core/graph_internal.h"
 #include "core/handles.h"
 #include "core/sys.h"
+#include "exec/backend.h"
+#include "exec/exec.h"
 #include "plan/plan.h"
 
 void sg_exec_options_init(sg_exec_options *opts) {
@@ -45,7 +46,7 @@ static sg_status pick_backend(sg_exec_options *o, const char *fn) {
   if (!sg__cuda_backend())
     return sg__fail(SG_ERR_BACKEND_UNAVAILABLE,
                     "%s: the CUDA backend was asked for, but this build has no CUDA support", fn);
-  int devices = sg__cuda_device_count();
+  int devices = sg__device_count();
   if (devices == 0)
     return sg__fail(SG_ERR_BACKEND_UNAVAILABLE,
                     "%s: the CUDA backend was asked for, but no CUDA device is present", fn);

@@ -2,9 +2,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/exec_internal.h"
 #include "core/handles.h"
 #include "core/sys.h"
+#include "exec/backend.h"
 #include "plan/schedule.h"
 
 /* Waits, then reads the backend's per-node times (caller frees both). */

@@ -7,8 +7,8 @@
  * (policy.h).
  *
  * Messages name `where`, the node and the CUDA call. */
-#ifndef SG_STAGING_CUDA_STAGING_H
-#define SG_STAGING_CUDA_STAGING_H
+#ifndef SG_CUDA_STAGED_COPY_H
+#define SG_CUDA_STAGED_COPY_H
 
 #include <cuda_runtime_api.h>
 

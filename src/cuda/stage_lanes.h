@@ -9,8 +9,8 @@
  * which is sound because an executable enqueues from one thread at a time
  * and a wait takes the event's last record as it stands when the wait is
  * enqueued. */
-#ifndef SG_STAGING_CUDA_LANES_H
-#define SG_STAGING_CUDA_LANES_H
+#ifndef SG_CUDA_STAGE_LANES_H
+#define SG_CUDA_STAGE_LANES_H
 
 #include <cuda_runtime_api.h>
 

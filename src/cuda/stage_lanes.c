@@ -1,5 +1,5 @@
 /* Helper streams and events of streams-mode staged copies (cuda_lanes.h). */
-#include "staging/cuda_lanes.h"
+#include "cuda/stage_lanes.h"
 
 #include "core/sys.h"
 #include "cuda/cuda_call.h"

@@ -1,6 +1,6 @@
-/* Internal: the executable object and the interface every backend fills. */
-#ifndef SG_CORE_EXEC_INTERNAL_H
-#define SG_CORE_EXEC_INTERNAL_H
+/* Internal: the executable object and the contract every backend fills. */
+#ifndef SG_EXEC_BACKEND_H
+#define SG_EXEC_BACKEND_H
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -75,7 +75,9 @@ void sg__exec_count_copies(sg_exec *exec, uint64_t staged, uint64_t registered);
 
 const struct sg__schedule *sg__exec_schedule(const sg_exec *exec);
 
-/* The host backend. */
+/* The backends, chosen by sg_exec_create: the host backend (src/host), and
+ * the CUDA backend (src/cuda; NULL in a build without CUDA). */
 const sg__backend_ops *sg__host_backend(void);
+const sg__backend_ops *sg__cuda_backend(void);
 
 #endif

@@ -1,0 +1,59 @@
+/* A build without CUDA: what the rest of the library asks of the CUDA
+ * folder, answered "no device". Never reached for real work (nothing is
+ * ever on CUDA in such a build), but defined so that the library links and
+ * every caller gets a clear status. Built only without CUDA
+ * (cuda/sources.cmake). */
+#include "core/device.h"
+#include "core/error.h"
+#include "exec/backend.h"
+#include "staging/pinned_mem.h"
+
+static sg_status no_cuda(const char *where) {
+  return sg__fail(SG_ERR_BACKEND_UNAVAILABLE, "%s: this build of streamgraph has no CUDA backend",
+                  where);
+}
+
+/* ---- core/device.h ------------------------------------------------------ */
+
+int sg__device_count(void) { return 0; }
+
+sg_memory_kind sg__device_classify(const void *ptr) { return SG_MEMORY_HOST_PAGEABLE; }
+
+sg_status sg__device_alloc(sg_memory_kind kind, int device, size_t bytes, void **out) {
+  return sg__fail(SG_ERR_BACKEND_UNAVAILABLE, "this build of streamgraph has no CUDA backend");
+}
+
+sg_status sg__device_free(sg_memory_kind kind, void *ptr) {
+  return sg__fail(SG_ERR_BACKEND_UNAVAILABLE, "this build of streamgraph has no CUDA backend");
+}
+
+sg_status sg__device_copy(void *dst, const void *src, size_t bytes) {
+  return sg__fail(SG_ERR_BACKEND_UNAVAILABLE, "this build of streamgraph has no CUDA backend");
+}
+
+/* ---- exec/backend.h ----------------------------------------------------- */
+
+const sg__backend_ops *sg__cuda_backend(void) { return 0; }
+
+/* ---- staging/pinned_mem.h ----------------------------------------------- */
+
+sg_status sg__staging_cuda_host_alloc(int device, size_t bytes, const char *where, void **out) {
+  *out = NULL;
+  return no_cuda(where);
+}
+void sg__staging_cuda_host_free(void *ptr) {}
+sg_status sg__staging_cuda_register(void *ptr, size_t bytes, const char *where) {
+  return no_cuda(where);
+}
+void sg__staging_cuda_unregister(void *ptr) {}
+sg_status sg__staging_cuda_fence_new(const char *where, void **out) {
+  *out = NULL;
+  return no_cuda(where);
+}
+void sg__staging_cuda_fence_free(void *fence) {}
+sg_status sg__staging_cuda_fence_record(void *fence, void *stream, const char *where) {
+  return no_cuda(where);
+}
+int sg__staging_cuda_fence_busy(void *fence) { return 0; }
+void sg__staging_cuda_fence_wait(void *fence) {}
+int sg__staging_cuda_stream_broken(void *stream) { return 0; }

@@ -1,0 +1,7 @@
+# Sources of src/exec (paths relative to src/): the executable front end.
+list(APPEND SG_C_SOURCES
+  exec/stream_limit.c
+  exec/plan_create.c
+  exec/exec.c
+  exec/exec_update.c
+  exec/exec_trace.c)
