@@ -1,20 +1,17 @@
-/* The ready-made kernels: their host twins, and filling a call's descriptor. */
+/* The basic ready-made kernels (fill, axpy, mix, work, spin, empty): their
+ * host twins, and filling a call's descriptor. */
 #define _POSIX_C_SOURCE 200809L
 #include <string.h>
 #include <time.h>
 
+#include "call.h"
 #include "device.h"
 #include "mix.h"
 #include "streamgraph/kernels.h"
 
-#define BLOCK 256u
-#define MAX_GRID 4096u /* a few waves on a big GPU; grid-stride loops do the rest */
-
 uint32_t sg_kernels_mix(uint32_t a, uint32_t b, uint32_t salt) { return sg__mix(a, b, salt); }
 
-/* Arguments are passed in host twins exactly as to the device: one pointer
- * per argument value. */
-#define ARG(type, i) (*(type const *)args[i])
+#define ARG(type, i) SG__ARG(type, args, i)
 
 static void empty_host(const sg_kernel_launch *launch, void *const *args) {}
 
@@ -60,65 +57,43 @@ static void spin_host(const sg_kernel_launch *launch, void *const *args) {
   }
 }
 
-/* Starts a call: no arguments yet, shape for n elements. */
-static void begin(sg_kernel_call *c, const void *func, sg_host_twin_fn twin, size_t n) {
-  memset(c, 0, sizeof *c);
-  size_t blocks = (n + BLOCK - 1) / BLOCK;
-  if (blocks == 0) blocks = 1;
-  if (blocks > MAX_GRID) blocks = MAX_GRID;
-  c->desc.func = func;
-  c->desc.func_kind = SG_KERNEL_FUNCTION;
-  c->desc.grid = (sg_dim3){(unsigned)blocks, 1, 1};
-  c->desc.block = (sg_dim3){n ? BLOCK : 1, 1, 1};
-  c->desc.args = c->arg_ptrs;
-  c->desc.arg_sizes = c->arg_sizes;
-  c->desc.host_twin = twin;
-}
-
-static void push(sg_kernel_call *c, const void *value, size_t size) {
-  unsigned i = c->desc.arg_count++;
-  memcpy(&c->arg_values[i], value, size);
-  c->arg_ptrs[i] = &c->arg_values[i];
-  c->arg_sizes[i] = size;
-}
-
 void sg_kernels_empty(sg_kernel_call *c) {
-  begin(c, sg__kernel_empty(), empty_host, 0);
+  sg__call_begin(c, sg__kernel_empty(), empty_host, 0);
 }
 
 void sg_kernels_fill_u32(sg_kernel_call *c, uint32_t *out, uint32_t value, size_t n) {
-  begin(c, sg__kernel_fill_u32(), fill_u32_host, n);
-  push(c, &out, sizeof out);
-  push(c, &value, sizeof value);
-  push(c, &n, sizeof n);
+  sg__call_begin(c, sg__kernel_fill_u32(), fill_u32_host, n);
+  sg__call_push(c, &out, sizeof out);
+  sg__call_push(c, &value, sizeof value);
+  sg__call_push(c, &n, sizeof n);
 }
 
 void sg_kernels_axpy_f32(sg_kernel_call *c, float *y, const float *x, float a, size_t n) {
-  begin(c, sg__kernel_axpy_f32(), axpy_f32_host, n);
-  push(c, &y, sizeof y);
-  push(c, &x, sizeof x);
-  push(c, &a, sizeof a);
-  push(c, &n, sizeof n);
+  sg__call_begin(c, sg__kernel_axpy_f32(), axpy_f32_host, n);
+  sg__call_push(c, &y, sizeof y);
+  sg__call_push(c, &x, sizeof x);
+  sg__call_push(c, &a, sizeof a);
+  sg__call_push(c, &n, sizeof n);
 }
 
 void sg_kernels_mix_u32(sg_kernel_call *c, uint32_t *out, const uint32_t *a, const uint32_t *b,
                         uint32_t salt, size_t n) {
-  begin(c, sg__kernel_mix_u32(), mix_u32_host, n);
-  push(c, &out, sizeof out);
-  push(c, &a, sizeof a);
-  push(c, &b, sizeof b);
-  push(c, &salt, sizeof salt);
-  push(c, &n, sizeof n);
+  sg__call_begin(c, sg__kernel_mix_u32(), mix_u32_host, n);
+  sg__call_push(c, &out, sizeof out);
+  sg__call_push(c, &a, sizeof a);
+  sg__call_push(c, &b, sizeof b);
+  sg__call_push(c, &salt, sizeof salt);
+  sg__call_push(c, &n, sizeof n);
 }
 
 void sg_kernels_work_u32(sg_kernel_call *c, uint32_t *data, size_t n, uint32_t rounds) {
-  begin(c, sg__kernel_work_u32(), work_u32_host, n);
-  push(c, &data, sizeof data);
-  push(c, &n, sizeof n);
-  push(c, &rounds, sizeof rounds);
+  sg__call_begin(c, sg__kernel_work_u32(), work_u32_host, n);
+  sg__call_push(c, &data, sizeof data);
+  sg__call_push(c, &n, sizeof n);
+  sg__call_push(c, &rounds, sizeof rounds);
 }
 
 void sg_kernels_spin(sg_kernel_call *c, uint64_t ns) {
-  begin(c, sg__kernel_spin(), spin_host, 0);
-  push(c, &ns, sizeof ns);
+  sg__call_begin(c, sg__kernel_spin(), spin_host, 0);
+  sg__call_push(c, &ns, sizeof ns);
 }
