@@ -20,3 +20,6 @@ write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/streamgraphConfigVe
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/streamgraphConfig.cmake
   ${CMAKE_CURRENT_BINARY_DIR}/streamgraphConfigVersion.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/streamgraph)
+# The licence and the changelog travel with the package.
+install(FILES ${PROJECT_SOURCE_DIR}/LICENSE ${PROJECT_SOURCE_DIR}/CHANGELOG.md
+  DESTINATION ${CMAKE_INSTALL_DOCDIR})
