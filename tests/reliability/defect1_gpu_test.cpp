@@ -11,8 +11,6 @@
 // new node into B - must leave the executable launchable and correct, in
 // every mode and staging policy; and so must a small AUTO copy next to a
 // registered buffer.
-#include <cuda_runtime_api.h>
-
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
