@@ -1,5 +1,8 @@
-/* Distinct edges with a hash index (linear probing; edges are never removed). */
+/* Distinct edges; a hash index (linear probing; edges are never removed)
+ * only once an edge between existing nodes asks for it. */
 #include "core/edge_set.h"
+
+#include <stdlib.h>
 
 #include "core/sys.h"
 
@@ -46,30 +49,70 @@ static int grow_arrays(sg__edge_set *set, uint32_t cap) {
   return 1;
 }
 
-sg_status sg__edge_set_add(sg__edge_set *set, uint32_t from, uint32_t to, int *added) {
-  *added = 0;
-  uint64_t key = key_of(from, to);
-  if (set->index_capacity && index_contains_or_insert(set->index, set->index_capacity, key, 0))
-    return SG_OK;
-  if (sg__edge_set_reserve(set, 1)) return SG_ERR_OUT_OF_MEMORY;
-  index_contains_or_insert(set->index, set->index_capacity, key, 1);
+/* Room for `extra` more edges (and in the index, when `indexed`), so that
+ * the next `extra` appends cannot fail. On failure the set is still usable. */
+static sg_status reserve(sg__edge_set *set, uint32_t extra, int indexed) {
+  uint64_t need = (uint64_t)set->count + extra;
+  if (need > UINT32_MAX / 2) return SG_ERR_OUT_OF_MEMORY;
+  if (indexed) {
+    /* The index stays at most half full. */
+    uint32_t index_cap = set->index_capacity ? set->index_capacity : 64;
+    while (need * 2 > index_cap) index_cap *= 2;
+    if (index_cap != set->index_capacity && !grow_index(set, index_cap))
+      return SG_ERR_OUT_OF_MEMORY;
+  }
+  uint32_t cap = set->capacity ? set->capacity : 16;
+  while (need > cap) cap *= 2;
+  if (cap != set->capacity && !grow_arrays(set, cap)) return SG_ERR_OUT_OF_MEMORY;
+  return SG_OK;
+}
+
+static void append(sg__edge_set *set, uint32_t from, uint32_t to) {
+  if (set->index) index_contains_or_insert(set->index, set->index_capacity, key_of(from, to), 1);
   set->from[set->count] = from;
   set->to[set->count] = to;
   set->count++;
+}
+
+sg_status sg__edge_set_add(sg__edge_set *set, uint32_t from, uint32_t to, int *added) {
+  *added = 0;
+  /* The first such edge builds the index over every edge so far. */
+  if (reserve(set, 1, 1)) return SG_ERR_OUT_OF_MEMORY;
+  if (index_contains_or_insert(set->index, set->index_capacity, key_of(from, to), 0))
+    return SG_OK;
+  append(set, from, to);
   *added = 1;
   return SG_OK;
 }
 
-sg_status sg__edge_set_reserve(sg__edge_set *set, uint32_t extra) {
-  uint64_t need = (uint64_t)set->count + extra;
-  if (need > UINT32_MAX / 2) return SG_ERR_OUT_OF_MEMORY;
-  /* The index stays at most half full. */
-  uint32_t index_cap = set->index_capacity ? set->index_capacity : 64;
-  while (need * 2 > index_cap) index_cap *= 2;
-  if (index_cap != set->index_capacity && !grow_index(set, index_cap)) return SG_ERR_OUT_OF_MEMORY;
-  uint32_t cap = set->capacity ? set->capacity : 16;
-  while (need > cap) cap *= 2;
-  if (cap != set->capacity && !grow_arrays(set, cap)) return SG_ERR_OUT_OF_MEMORY;
+static int cmp_u32(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Dependency lists up to this long are checked for duplicates by comparing
+ * pairs (cheaper than sorting a copy, which needs an allocation). */
+#define PAIRWISE_MAX 32
+
+sg_status sg__edge_set_add_into_new(sg__edge_set *set, const uint32_t *from, uint32_t count,
+                                    uint32_t to) {
+  if (count == 0) return SG_OK;
+  if (reserve(set, count, set->index != NULL)) return SG_ERR_OUT_OF_MEMORY;
+  if (count <= PAIRWISE_MAX) {
+    for (uint32_t i = 0; i < count; i++) {
+      uint32_t j = 0;
+      while (j < i && from[j] != from[i]) j++;
+      if (j == i) append(set, from[i], to);
+    }
+    return SG_OK;
+  }
+  uint32_t *sorted = sg__realloc_array(NULL, count, sizeof *sorted);
+  if (!sorted) return SG_ERR_OUT_OF_MEMORY;
+  for (uint32_t i = 0; i < count; i++) sorted[i] = from[i];
+  qsort(sorted, count, sizeof *sorted, cmp_u32);
+  for (uint32_t i = 0; i < count; i++)
+    if (i == 0 || sorted[i] != sorted[i - 1]) append(set, sorted[i], to);
+  sg__free(sorted);
   return SG_OK;
 }
 

@@ -73,6 +73,80 @@ TEST(GraphBuild, DuplicateEdgesAreStoredOnce) {
   EXPECT_EQ(edges, 1u);
 }
 
+// Dependency lists longer than the pairwise check (32) are deduplicated by
+// sorting a copy; edges added later between existing nodes still find them.
+TEST(GraphBuild, LongDependencyListsWithDuplicatesAreStoredOnce) {
+  sgtest::Graph g;
+  std::vector<sg_node> sources;
+  for (int i = 0; i < 50; i++) sources.push_back(add_host(g, nullptr));
+  std::vector<sg_node> deps;
+  for (int i = 0; i < 120; i++) deps.push_back(sources[(i * 7) % 50]); // every source, repeated
+  sg_node sink{};
+  sg_host_desc d = {noop, nullptr, "sink"};
+  SG_ASSERT_OK(sg_graph_add_host(g, &d, deps.data(), deps.size(), &sink));
+  size_t edges = 0;
+  SG_ASSERT_OK(sg_graph_edge_count(g, &edges));
+  EXPECT_EQ(edges, 50u);
+  for (sg_node s : sources) SG_ASSERT_OK(sg_graph_add_edge(g, s, sink));
+  SG_ASSERT_OK(sg_graph_add_edge(g, sources[0], sources[1]));
+  SG_ASSERT_OK(sg_graph_add_edge(g, sources[0], sources[1]));
+  SG_ASSERT_OK(sg_graph_edge_count(g, &edges));
+  EXPECT_EQ(edges, 51u);
+  // A node added after the index exists is indexed too.
+  sg_node after{};
+  SG_ASSERT_OK(sg_graph_add_empty(g, "after", &sink, 1, &after));
+  SG_ASSERT_OK(sg_graph_add_edge(g, sink, after));
+  SG_ASSERT_OK(sg_graph_edge_count(g, &edges));
+  EXPECT_EQ(edges, 52u);
+  sg_plan *plan = nullptr;
+  SG_ASSERT_OK(sg_plan_create(g, 0, &plan));
+  sg_plan_summary sum;
+  SG_ASSERT_OK(sg_plan_get_summary(plan, &sum));
+  EXPECT_EQ(sum.edge_count, 52u);
+  EXPECT_EQ(sum.reduced_edge_count, 51u); // sources[0] -> sink is implied via sources[1]
+  SG_ASSERT_OK(sg_plan_destroy(plan));
+}
+
+// Every allocation of graph building failing in turn (the sort of a long
+// dependency list, the index built by the first sg_graph_add_edge, array
+// growth): the call fails cleanly, the graph keeps what it had, nothing leaks.
+TEST(GraphBuild, EveryAllocationFailureWhileAddingEdges) {
+  long start = sg_live_allocations();
+  int failures = 0;
+  for (unsigned long nth = 1; nth < 1000; nth++) {
+    sg_graph *g = nullptr;
+    SG_ASSERT_OK(sg_graph_create(&g));
+    std::vector<sg_node> nodes;
+    sg_fault_arm(SG_FAULT_ALLOC, nth);
+    sg_status st = SG_OK;
+    for (int i = 0; i < 40 && !st; i++) {
+      sg_node n{};
+      st = sg_graph_add_empty(g, nullptr, nodes.data(), nodes.size(), &n);
+      if (!st) nodes.push_back(n);
+    }
+    for (size_t i = 0; i + 1 < nodes.size() && !st; i++)
+      st = sg_graph_add_edge(g, nodes[i], nodes[i + 1]);
+    int fired = sg_fault_fired();
+    sg_fault_arm(0, 0);
+    size_t count = 0, edges = 0;
+    SG_ASSERT_OK(sg_graph_node_count(g, &count));
+    SG_ASSERT_OK(sg_graph_edge_count(g, &edges));
+    EXPECT_EQ(count, nodes.size()) << "fault " << nth;
+    EXPECT_EQ(edges, count * (count - 1) / 2) << "fault " << nth; // every earlier node, once
+    SG_EXPECT_OK(sg_graph_validate(g));
+    SG_ASSERT_OK(sg_graph_destroy(g));
+    ASSERT_EQ(sg_live_allocations(), start) << "leak with fault " << nth;
+    if (!fired) {
+      ASSERT_EQ(st, SG_OK) << sg_last_error();
+      EXPECT_GT(failures, 0);
+      return;
+    }
+    failures++;
+    EXPECT_EQ(st, SG_ERR_OUT_OF_MEMORY) << "fault " << nth;
+  }
+  FAIL() << "the scenario never ran to completion";
+}
+
 TEST(GraphBuild, ManyNodesAndEdges) {
   sgtest::Graph g;
   std::vector<sg_node> nodes;
