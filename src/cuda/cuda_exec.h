@@ -183,6 +183,8 @@ sg_status sg__cuda_stream_fn_capture(sg__cuda_state *b, uint32_t index, const sg
 /* Creates the streams and events (cuda_streams.c); trace events when
  * `tracing`. On failure frees what it made. */
 sg_status sg__cuda_streams_make(sg__cuda_state *b, int tracing, const char *fn);
+/* Only streams[0] and `done` (graph mode, explicit build). */
+sg_status sg__cuda_streams_make_one(sg__cuda_state *b, const char *fn);
 void sg__cuda_streams_free(sg__cuda_state *b);
 sg_status sg__cuda_streams_launch(sg__cuda_state *b, void *cuda_stream);
 sg_status sg__cuda_streams_trace(sg__cuda_state *b, uint64_t *start_ns, uint64_t *end_ns);

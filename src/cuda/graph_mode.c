@@ -57,7 +57,8 @@ sg_status sg__cuda_graph_rebuild(sg__cuda_state *b, const char *fn) {
 
 sg_status sg__cuda_graph_create(sg__cuda_state *b) {
   static const char fn[] = "sg_exec_create";
-  sg_status st = sg__cuda_streams_make(b, 0, fn);
+  sg_status st = b->exec->options.build == SG_BUILD_CAPTURE ? sg__cuda_streams_make(b, 0, fn)
+                                                            : sg__cuda_streams_make_one(b, fn);
   if (st || b->s->node_count == 0) return st;
   return sg__cuda_graph_rebuild(b, fn);
 }

@@ -27,6 +27,21 @@ static int later_first(const void *a, const void *b) {
   return x < y ? 1 : x > y ? -1 : 0;
 }
 
+/* Candidates latest first. A node has a handful of them, for which an
+ * insertion sort is far cheaper than qsort's call per comparison. */
+static void sort_later_first(uint64_t *cand, size_t nc) {
+  if (nc > 16) {
+    qsort(cand, nc, sizeof *cand, later_first);
+    return;
+  }
+  for (size_t i = 1; i < nc; i++) {
+    uint64_t x = cand[i];
+    size_t j = i;
+    for (; j > 0 && cand[j - 1] < x; j--) cand[j] = cand[j - 1];
+    cand[j] = x;
+  }
+}
+
 typedef struct wait_list {
   uint32_t *src;   /* waits in issue order of their node: the node waited for */
   uint32_t *start; /* node -> first of its waits in src */
@@ -60,7 +75,7 @@ static void find_waits(sg__work *w, sg__knowledge *k, wait_list *wl, uint64_t *c
       if (a != sv && sg__knowledge_get(k, sv, a) < s->position[u] + 1)
         cand[nc++] = ((uint64_t)w->rank[u] << 32) | u;
     }
-    if (nc > 1) qsort(cand, nc, sizeof *cand, later_first);
+    sort_later_first(cand, nc);
     wl->start[v] = total;
     for (size_t c = 0; c < nc; c++) {
       uint32_t u = (uint32_t)cand[c], a = s->stream_of[u];

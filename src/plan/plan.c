@@ -40,6 +40,8 @@ static sg_status copy_nodes(sg_plan *p, const sg__snapshot *snap) {
 
 static void free_plan(sg_plan *p) {
   sg__schedule_free(&p->schedule);
+  sg__free(p->succ_start);
+  sg__free(p->succ);
   sg__free(p->rank);
   sg__free(p->kinds);
   sg__free(p->name_at);
@@ -47,8 +49,19 @@ static void free_plan(sg_plan *p) {
   sg__free(p);
 }
 
-sg_status sg__plan_build(const sg__snapshot *snap, unsigned max_streams, int owned_by_exec,
-                         sg_plan **out) {
+/* Keeps the snapshot's edges for sg__plan_complete. */
+static sg_status keep_edges(sg_plan *p, const sg__snapshot *snap) {
+  size_t n = snap->node_count, m = snap->edge_count;
+  p->succ_start = sg__malloc((n + 1) * sizeof *p->succ_start);
+  p->succ = sg__malloc((m ? m : 1) * sizeof *p->succ);
+  if (!p->succ_start || !p->succ) return SG_ERR_OUT_OF_MEMORY;
+  memcpy(p->succ_start, snap->succ_start, (n + 1) * sizeof *p->succ_start);
+  if (m) memcpy(p->succ, snap->succ, m * sizeof *p->succ);
+  return SG_OK;
+}
+
+static sg_status build_plan(const sg__snapshot *snap, unsigned max_streams, int owned_by_exec,
+                            int deferred, sg_plan **out) {
   if (!out) return sg__fail(SG_ERR_INVALID_ARGUMENT, "planner: out is NULL");
   *out = NULL;
   if (!snap) return sg__fail(SG_ERR_INVALID_ARGUMENT, "planner: snapshot is NULL");
@@ -57,10 +70,16 @@ sg_status sg__plan_build(const sg__snapshot *snap, unsigned max_streams, int own
   p->graph_serial = snap->graph_serial;
   p->edge_count = snap->edge_count;
   p->owned_by_exec = owned_by_exec != 0;
-  sg_status st = sg__schedule_build(snap->node_count, snap->succ_start, snap->succ, max_streams,
+  p->max_streams = max_streams;
+  sg_status st =
+      deferred ? sg__schedule_build_edges(snap->node_count, snap->succ_start, snap->succ,
+                                          max_streams, &p->schedule)
+               : sg__schedule_build(snap->node_count, snap->succ_start, snap->succ, max_streams,
                                     &p->schedule);
   if (!st && copy_nodes(p, snap))
     st = sg__fail(SG_ERR_OUT_OF_MEMORY, "planner: out of memory copying node names");
+  if (!st && !p->schedule.streams_planned && keep_edges(p, snap))
+    st = sg__fail(SG_ERR_OUT_OF_MEMORY, "planner: out of memory copying the edges");
   if (!st) st = sg__handle_register(p, SG__HANDLE_PLAN);
   if (st) {
     free_plan(p);
@@ -68,6 +87,49 @@ sg_status sg__plan_build(const sg__snapshot *snap, unsigned max_streams, int own
   }
   *out = p;
   return SG_OK;
+}
+
+sg_status sg__plan_build(const sg__snapshot *snap, unsigned max_streams, int owned_by_exec,
+                         sg_plan **out) {
+  return build_plan(snap, max_streams, owned_by_exec, 0, out);
+}
+
+sg_status sg__plan_build_deferred(const sg__snapshot *snap, unsigned max_streams,
+                                  int owned_by_exec, sg_plan **out) {
+  return build_plan(snap, max_streams, owned_by_exec, 1, out);
+}
+
+sg_status sg__plan_complete(sg_plan *plan) {
+  sg__schedule *s = &plan->schedule;
+  if (s->streams_planned) return SG_OK;
+  sg__schedule full;
+  sg_status st = sg__schedule_build(s->node_count, plan->succ_start, plan->succ,
+                                    plan->max_streams, &full);
+  if (st) return st;
+  /* The planner is deterministic: `full` has the same order and reduced
+   * edges. Keep ours (a backend may hold them) and take the rest. */
+  uint32_t *order = s->order, *red_start = s->red_start, *red_succ = s->red_succ;
+  s->order = full.order;
+  s->red_start = full.red_start;
+  s->red_succ = full.red_succ;
+  full.order = order;
+  full.red_start = red_start;
+  full.red_succ = red_succ;
+  sg__schedule swap = *s;
+  *s = full;
+  full = swap;
+  sg__schedule_free(&full);
+  sg__free(plan->succ_start);
+  sg__free(plan->succ);
+  plan->succ_start = plan->succ = NULL;
+  return SG_OK;
+}
+
+/* For the public accessors: a deferred plan is planned in full first (the
+ * plan is logically constant; only its lazily computed part changes). */
+static sg_status ensure_complete(const sg_plan *plan, const char *fn) {
+  sg_status st = sg__plan_complete((sg_plan *)plan);
+  return st ? sg__plan_prefix_failure(st, fn) : SG_OK;
 }
 
 void sg__plan_free(sg_plan *plan) {
@@ -104,6 +166,7 @@ sg_status sg_plan_destroy(sg_plan *plan) {
 sg_status sg_plan_get_summary(const sg_plan *plan, sg_plan_summary *summary) {
   sg_status st = sg__handle_check(plan, SG__HANDLE_PLAN, __func__, "plan");
   if (st) return st;
+  if ((st = ensure_complete(plan, __func__))) return st;
   if (!summary) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: summary is NULL", __func__);
   const sg__schedule *s = &plan->schedule;
   memset(summary, 0, sizeof *summary);
@@ -125,6 +188,7 @@ sg_status sg_plan_get_summary(const sg_plan *plan, sg_plan_summary *summary) {
 sg_status sg_plan_get_node(const sg_plan *plan, sg_node node, sg_plan_node_info *info) {
   sg_status st = sg__handle_check(plan, SG__HANDLE_PLAN, __func__, "plan");
   if (st) return st;
+  if ((st = ensure_complete(plan, __func__))) return st;
   if (!info) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: info is NULL", __func__);
   const sg__schedule *s = &plan->schedule;
   uint32_t i;
@@ -144,6 +208,7 @@ sg_status sg_plan_get_stream(const sg_plan *plan, unsigned stream, sg_node *node
                              size_t capacity, size_t *count) {
   sg_status st = sg__handle_check(plan, SG__HANDLE_PLAN, __func__, "plan");
   if (st) return st;
+  if ((st = ensure_complete(plan, __func__))) return st;
   if (!count) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: count is NULL", __func__);
   if (!nodes && capacity)
     return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: nodes is NULL but capacity is %zu", __func__,

@@ -22,6 +22,20 @@
  * limit. */
 sg_status sg__plan_build(const sg__snapshot *snap, unsigned max_streams, int owned_by_exec,
                          sg_plan **out);
+/* The same, deferring the streams and events (sg__schedule_build_edges)
+ * until something asks for them: the public accessors (sg_plan_get_*,
+ * sg_plan_to_dot) and sg__plan_complete. For an executable whose backend
+ * needs only the issue order and the reduced edges (a CUDA graph built node
+ * by node), which makes creating it cost little more than the driver's
+ * work. The plan keeps a copy of the edges meanwhile. */
+sg_status sg__plan_build_deferred(const sg__snapshot *snap, unsigned max_streams,
+                                  int owned_by_exec, sg_plan **out);
+/* Plans the streams and events of a deferred plan; SG_OK at once for a
+ * complete one. The order and reduced edges (and the arrays holding them)
+ * stay as they are, so a schedule pointer held by a backend stays valid.
+ * SG_ERR_OUT_OF_MEMORY (message prefixed "planner: ") leaves it deferred. */
+sg_status sg__plan_complete(sg_plan *plan);
+
 /* Re-reports the current failure with `fn` in front: "planner: x" becomes
  * "sg_exec_create: x", naming the call the user made. Returns `st`. */
 sg_status sg__plan_prefix_failure(sg_status st, const char *fn);

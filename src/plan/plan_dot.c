@@ -133,6 +133,8 @@ sg_status sg_plan_to_dot(const sg_plan *plan, char **dot) {
   *dot = NULL;
   sg_status st = sg__handle_check(plan, SG__HANDLE_PLAN, __func__, "plan");
   if (st) return st;
+  /* An executable's deferred plan is planned in full first (plan/plan.h). */
+  if ((st = sg__plan_complete((sg_plan *)plan))) return sg__plan_prefix_failure(st, __func__);
   const sg__schedule *s = &plan->schedule;
   text t = {sg__malloc(4096), 0, 4096, 0};
   if (!t.data) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", __func__);

@@ -19,6 +19,11 @@ struct sg_plan {
   sg__node_kind *kinds;   /* node -> kind, for DOT */
   uint32_t *name_at;      /* node -> offset of its name in names, or SG__UNNAMED */
   char *names;            /* the names, each NUL-terminated, one after another */
+  /* A deferred plan (schedule.streams_planned 0) keeps the graph's edges
+   * until its streams and events are planned (sg__plan_complete). */
+  uint32_t *succ_start;
+  uint32_t *succ;
+  unsigned max_streams;
 };
 
 #endif

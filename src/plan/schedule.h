@@ -48,6 +48,9 @@ typedef struct sg__schedule {
   int reduction_exact;       /* 1: red_succ is the exact transitive reduction */
   int waits_exact;           /* 1: every wait was proved necessary (vector clocks);
                                 0: a cheaper check was used, a wait may be redundant */
+  int streams_planned;       /* 1: everything above is filled; 0: only order, the reduced
+                                edges and the figures before them (sg__schedule_build_edges):
+                                stream_count is 0 and the stream and event arrays NULL */
 } sg__schedule;
 
 #endif

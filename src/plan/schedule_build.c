@@ -67,9 +67,11 @@ static sg_status empty_schedule(sg__work *w) {
   return SG_OK;
 }
 
-sg_status sg__schedule_build_ex(uint32_t node_count, const uint32_t *succ_start,
-                                const uint32_t *succ, unsigned max_streams,
-                                const sg__plan_limits *limits, sg__schedule *out) {
+/* Runs the steps; with `streams` 0, only those a graph built from the
+ * reduced edges needs (issue order, cover, reduction). */
+static sg_status build(uint32_t node_count, const uint32_t *succ_start, const uint32_t *succ,
+                       unsigned max_streams, const sg__plan_limits *limits, int streams,
+                       sg__schedule *out) {
   if (!out) return sg__fail(SG_ERR_INVALID_ARGUMENT, "planner: out is NULL");
   memset(out, 0, sizeof *out);
   if (!limits) return sg__fail(SG_ERR_INVALID_ARGUMENT, "planner: limits is NULL");
@@ -102,18 +104,33 @@ sg_status sg__schedule_build_ex(uint32_t node_count, const uint32_t *succ_start,
       out->width_exact = w.cover_exact;
     }
     if (!st) st = sg__reduce(&w);
-    if (!st) st = sg__merge(&w);
-    if (!st) st = sg__layout(&w);
-    if (!st) st = sg__events(&w);
+    if (!st && streams) st = sg__merge(&w);
+    if (!st && streams) st = sg__layout(&w);
+    if (!st && streams) st = sg__events(&w);
   }
+  if (!st) out->streams_planned = streams;
   sg__work_free(&w);
   if (st) sg__schedule_free(out);
   return st;
+}
+
+sg_status sg__schedule_build_ex(uint32_t node_count, const uint32_t *succ_start,
+                                const uint32_t *succ, unsigned max_streams,
+                                const sg__plan_limits *limits, sg__schedule *out) {
+  return build(node_count, succ_start, succ, max_streams, limits, 1, out);
 }
 
 sg_status sg__schedule_build(uint32_t node_count, const uint32_t *succ_start, const uint32_t *succ,
                              unsigned max_streams, sg__schedule *out) {
   sg__plan_limits limits;
   sg__plan_limits_default(&limits);
-  return sg__schedule_build_ex(node_count, succ_start, succ, max_streams, &limits, out);
+  return build(node_count, succ_start, succ, max_streams, &limits, 1, out);
+}
+
+sg_status sg__schedule_build_edges(uint32_t node_count, const uint32_t *succ_start,
+                                   const uint32_t *succ, unsigned max_streams,
+                                   sg__schedule *out) {
+  sg__plan_limits limits;
+  sg__plan_limits_default(&limits);
+  return build(node_count, succ_start, succ, max_streams, &limits, 0, out);
 }

@@ -69,6 +69,15 @@ sg_status sg__schedule_build_ex(uint32_t node_count, const uint32_t *succ_start,
                                 const uint32_t *succ, unsigned max_streams,
                                 const sg__plan_limits *limits, sg__schedule *out);
 
+/* Only what a graph built from the reduced edges needs: the issue order,
+ * the reduced edges, the levels' figures and the width. The stream and
+ * event fields are left 0 / NULL and streams_planned is 0; the same input
+ * given to sg__schedule_build gives the same order and reduced edges, plus
+ * the rest. Streams and events are most of the planner's work on graphs
+ * with many edges, and a CUDA graph built node by node uses neither. */
+sg_status sg__schedule_build_edges(uint32_t node_count, const uint32_t *succ_start,
+                                   const uint32_t *succ, unsigned max_streams,
+                                   sg__schedule *out);
 /* Frees what a schedule holds and zeroes it; a zeroed schedule is fine. */
 void sg__schedule_free(sg__schedule *s);
 

@@ -270,6 +270,82 @@ TEST(PlanApi, ExecutablePlanThroughThePublicApi) {
 }
 
 // Fails each allocation of sg_plan_create and sg_plan_to_dot in turn.
+// A deferred plan (an executable whose CUDA graph is built node by node)
+// plans its streams and events when first inspected, and then answers
+// exactly as a plan made in full; the graph may be gone by then.
+TEST(PlanApi, DeferredPlanCompletesOnFirstInspection) {
+  std::mt19937 rng(2024);
+  for (int round = 0; round < 20; round++) {
+    sgtest::Graph g;
+    std::vector<sg_node> nodes;
+    uint32_t n = 5 + rng() % 60;
+    for (uint32_t v = 0; v < n; v++) {
+      std::vector<sg_node> deps;
+      for (uint32_t k = 0, want = rng() % 4; k < want && v; k++) deps.push_back(nodes[rng() % v]);
+      sg_node x{};
+      SG_ASSERT_OK(sg_graph_add_empty(g, nullptr, deps.data(), deps.size(), &x));
+      nodes.push_back(x);
+    }
+    unsigned limit = 1 + rng() % 6;
+    sg_plan *lazy = nullptr;
+    Plan reference;
+    SG_ASSERT_OK(sg_plan_create(g, limit, &reference.p));
+    SG_ASSERT_OK(plantest_build_deferred(g, limit, &lazy));
+    EXPECT_EQ(plantest_streams_planned(lazy), 0);
+    sg_graph_destroy(g.g);
+    g.g = nullptr;
+    sg_plan_summary a, b;
+    SG_ASSERT_OK(sg_plan_get_summary(reference, &a));
+    SG_ASSERT_OK(sg_plan_get_summary(lazy, &b));
+    EXPECT_EQ(plantest_streams_planned(lazy), 1);
+    EXPECT_EQ(std::memcmp(&a, &b, sizeof a), 0) << "round " << round;
+    for (uint32_t v = 0; v < n; v++) {
+      sg_plan_node_info x, y;
+      SG_ASSERT_OK(sg_plan_get_node(reference, nodes[v], &x));
+      SG_ASSERT_OK(sg_plan_get_node(lazy, nodes[v], &y));
+      EXPECT_EQ(std::memcmp(&x, &y, sizeof x), 0) << "round " << round << " node " << v;
+    }
+    char *dot_a = nullptr, *dot_b = nullptr;
+    SG_ASSERT_OK(sg_plan_to_dot(reference, &dot_a));
+    SG_ASSERT_OK(sg_plan_to_dot(lazy, &dot_b));
+    EXPECT_STREQ(dot_a, dot_b);
+    sg_free(dot_a);
+    sg_free(dot_b);
+    plantest_free(lazy);
+  }
+}
+
+// Completing a deferred plan when an allocation fails: the accessor says
+// so, the plan stays deferred and usable, nothing leaks; a later call
+// completes it.
+TEST(PlanApi, DeferredPlanCompletionFaults) {
+  Diamond dm;
+  for (unsigned long nth = 1;; nth++) {
+    ASSERT_LT(nth, 1000u);
+    sg_plan *lazy = nullptr;
+    SG_ASSERT_OK(plantest_build_deferred(dm.g, 2, &lazy));
+    long live = sg_live_allocations();
+    sg_plan_summary sum;
+    sg_fault_arm(SG_FAULT_ALLOC, nth);
+    sg_status st = sg_plan_get_summary(lazy, &sum);
+    bool fired = sg_fault_fired();
+    sg_fault_arm(SG_FAULT_ALL, 0);
+    if (!fired) {
+      SG_ASSERT_OK(st);
+      EXPECT_EQ(sum.stream_count, 2u);
+      plantest_free(lazy);
+      break;
+    }
+    ASSERT_EQ(st, SG_ERR_OUT_OF_MEMORY) << "allocation " << nth;
+    EXPECT_EQ(std::string(sg_last_error()).rfind("sg_plan_get_summary: ", 0), 0u) << sg_last_error();
+    EXPECT_EQ(plantest_streams_planned(lazy), 0);
+    ASSERT_EQ(sg_live_allocations(), live) << "leak after failing allocation " << nth;
+    SG_ASSERT_OK(sg_plan_get_summary(lazy, &sum));
+    EXPECT_EQ(sum.stream_count, 2u);
+    plantest_free(lazy);
+  }
+}
+
 TEST(PlanApi, FaultInjection) {
   Diamond dm;
   long live = sg_live_allocations();

@@ -13,6 +13,11 @@ extern "C" {
 
 /* A plan built as sg_exec_create builds one (owned_by_exec = 1). */
 sg_status plantest_build_owned(const sg_graph *graph, sg_plan **out);
+/* The same, deferring streams and events (sg__plan_build_deferred), as a
+ * graph-mode executable with the explicit build does. */
+sg_status plantest_build_deferred(const sg_graph *graph, unsigned max_streams, sg_plan **out);
+/* sg__plan_schedule(plan)->streams_planned. */
+int plantest_streams_planned(const sg_plan *plan);
 /* sg__plan_free. */
 void plantest_free(sg_plan *plan);
 /* sg__plan_schedule(plan)->node_count, or UINT32_MAX when it gives NULL. */

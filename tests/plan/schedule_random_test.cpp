@@ -140,3 +140,31 @@ TEST(ScheduleRandom, DeterministicForTheSameInput) {
 }
 
 }  // namespace
+
+// The order-and-edges schedule (sg__schedule_build_edges) is the full
+// schedule's order and reduced edges, without streams or events.
+TEST(ScheduleRandom, EdgesOnlyScheduleIsThePrefixOfTheFullOne) {
+  for (uint32_t seed = 1; seed <= 400; seed++) {
+    std::mt19937 rng(seed * 31337u);
+    Dag d = seed % 4 ? small_dag(rng) : plantest::random_dag(rng, 40 + rng() % 160, 0.05);
+    unsigned limit = 1 + rng() % 9;
+    Schedule full, edges;
+    ASSERT_EQ(build(d, limit, full), SG_OK) << sg_last_error();
+    ASSERT_EQ(sg__schedule_build_edges(d.n, d.start.data(), d.succ.data(), limit, &edges.s), SG_OK)
+        << sg_last_error();
+    ASSERT_EQ(edges->node_count, d.n);
+    EXPECT_EQ(edges->streams_planned, 0);
+    EXPECT_EQ(full->streams_planned, 1);
+    EXPECT_EQ(edges->stream_count, 0u);
+    EXPECT_EQ(edges->stream_of, nullptr);
+    EXPECT_EQ(edges->wait_start, nullptr);
+    EXPECT_EQ(edges->record_event, nullptr);
+    for (uint32_t i = 0; i < d.n; i++) ASSERT_EQ(edges->order[i], full->order[i]) << "seed " << seed;
+    for (uint32_t v = 0; v <= d.n; v++) ASSERT_EQ(edges->red_start[v], full->red_start[v]);
+    for (uint32_t e = 0; e < full->red_start[d.n]; e++) ASSERT_EQ(edges->red_succ[e], full->red_succ[e]);
+    EXPECT_EQ(edges->reduced_edge_count, full->reduced_edge_count);
+    EXPECT_EQ(edges->width, full->width);
+    EXPECT_EQ(edges->critical_path, full->critical_path);
+    EXPECT_EQ(edges->reduction_exact, full->reduction_exact);
+  }
+}
