@@ -50,21 +50,26 @@ static int grow_arrays(sg__edge_set *set, uint32_t cap) {
 }
 
 /* Room for `extra` more edges (and in the index, when `indexed`), so that
- * the next `extra` appends cannot fail. On failure the set is still usable. */
+ * the next `extra` appends cannot fail. On failure the set is still usable.
+ * The index stays at most half full and its capacity is a 32-bit power of
+ * two, so a set holds at most 2^30 edges. */
 static sg_status reserve(sg__edge_set *set, uint32_t extra, int indexed) {
   uint64_t need = (uint64_t)set->count + extra;
-  if (need > UINT32_MAX / 2) return SG_ERR_OUT_OF_MEMORY;
+  if (need > (uint64_t)1 << 30) return SG_ERR_OUT_OF_MEMORY;
   if (indexed) {
-    /* The index stays at most half full. */
-    uint32_t index_cap = set->index_capacity ? set->index_capacity : 64;
+    uint64_t index_cap = set->index_capacity ? set->index_capacity : 64;
     while (need * 2 > index_cap) index_cap *= 2;
-    if (index_cap != set->index_capacity && !grow_index(set, index_cap))
+    if (index_cap != set->index_capacity && !grow_index(set, (uint32_t)index_cap))
       return SG_ERR_OUT_OF_MEMORY;
   }
-  uint32_t cap = set->capacity ? set->capacity : 16;
+  uint64_t cap = set->capacity ? set->capacity : 16;
   while (need > cap) cap *= 2;
-  if (cap != set->capacity && !grow_arrays(set, cap)) return SG_ERR_OUT_OF_MEMORY;
+  if (cap != set->capacity && !grow_arrays(set, (uint32_t)cap)) return SG_ERR_OUT_OF_MEMORY;
   return SG_OK;
+}
+
+sg_status sg__edge_set_reserve(sg__edge_set *set, uint32_t extra) {
+  return reserve(set, extra, 1);
 }
 
 static void append(sg__edge_set *set, uint32_t from, uint32_t to) {

@@ -31,6 +31,11 @@ sg_status sg__edge_set_add(sg__edge_set *set, uint32_t from, uint32_t to, int *a
  * SG_ERR_OUT_OF_MEMORY (without a message) leaves the set unchanged. */
 sg_status sg__edge_set_add_into_new(sg__edge_set *set, const uint32_t *from, uint32_t count,
                                     uint32_t to);
+/* Makes room for `extra` more edges added by sg__edge_set_add (the index
+ * included, built if it does not exist yet), so that they cannot fail.
+ * SG_ERR_OUT_OF_MEMORY (without a message; also past 2^30 edges) leaves
+ * the set usable. */
+sg_status sg__edge_set_reserve(sg__edge_set *set, uint32_t extra);
 void sg__edge_set_free(sg__edge_set *set);
 
 #endif
