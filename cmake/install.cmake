@@ -10,6 +10,8 @@ if(TARGET streamgraph_kernels)
     ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 endif()
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/streamgraph DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES ${PROJECT_BINARY_DIR}/include/streamgraph/version.h
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/streamgraph)
 install(EXPORT streamgraphTargets NAMESPACE streamgraph::
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/streamgraph)
 configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/streamgraphConfig.cmake.in
@@ -23,3 +25,23 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/streamgraphConfig.cmake
 # The licence and the changelog travel with the package.
 install(FILES ${PROJECT_SOURCE_DIR}/LICENSE ${PROJECT_SOURCE_DIR}/CHANGELOG.md
   DESTINATION ${CMAKE_INSTALL_DOCDIR})
+
+# pkg-config files, beside the CMake package (lib/pkgconfig). Shared linking
+# needs only -lstreamgraph (the library finds the CUDA runtime through its
+# run path); a static link also needs what Libs.private lists.
+file(RELATIVE_PATH SG_PC_TO_PREFIX "/root/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/root")
+string(REGEX REPLACE "/$" "" SG_PC_TO_PREFIX "${SG_PC_TO_PREFIX}")
+set(SG_PC_LIBS_PRIVATE "-lpthread")
+if(SG_HAVE_CUDA)
+  set(SG_PC_LIBS_PRIVATE "-L${CUDAToolkit_LIBRARY_DIR} -lcudart ${SG_PC_LIBS_PRIVATE}")
+endif()
+configure_file(${CMAKE_CURRENT_LIST_DIR}/streamgraph.pc.in
+  ${CMAKE_CURRENT_BINARY_DIR}/pkgconfig/streamgraph.pc @ONLY)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/pkgconfig/streamgraph.pc
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+if(TARGET streamgraph_kernels)
+  configure_file(${CMAKE_CURRENT_LIST_DIR}/streamgraph-kernels.pc.in
+    ${CMAKE_CURRENT_BINARY_DIR}/pkgconfig/streamgraph-kernels.pc @ONLY)
+  install(FILES ${CMAKE_CURRENT_BINARY_DIR}/pkgconfig/streamgraph-kernels.pc
+    DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endif()

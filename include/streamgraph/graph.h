@@ -184,6 +184,21 @@ SG_API sg_status sg_graph_node_at(const sg_graph *graph, uint32_t index, sg_node
 /* Checks the whole graph (today: that it has no cycle; SG_ERR_CYCLE lists one). */
 SG_API sg_status sg_graph_validate(const sg_graph *graph);
 
+/* Names the graph (the name is copied; NULL removes it; at most
+ * SG_MAX_NAME_BYTES bytes). Traces, NVTX ranges and DOT output show it;
+ * executables and plans made afterwards keep the name they were made with. */
+SG_API sg_status sg_graph_set_name(sg_graph *graph, const char *name);
+/* The graph's name, or NULL when it has none. */
+SG_API sg_status sg_graph_get_name(const sg_graph *graph, const char **name);
+
+/* The graph as Graphviz DOT, as it was built: one shape per node (by kind),
+ * labelled with its name, kind, index and main parameter, and one arrow per
+ * distinct edge. Names are escaped, and bytes that are not UTF-8 are
+ * replaced by U+FFFD, so the output is always well-formed. *dot is
+ * allocated by the library; free it with sg_free (streamgraph/plan.h).
+ * sg_plan_to_dot draws what the planner made of the graph. */
+SG_API sg_status sg_graph_to_dot(const sg_graph *graph, char **dot);
+
 #ifdef __cplusplus
 }
 #endif

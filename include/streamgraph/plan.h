@@ -84,8 +84,9 @@ SG_API sg_status sg_plan_get_stream(const sg_plan *plan, unsigned stream, sg_nod
  * and labelled with name, kind and index; the reduced edges drawn solid,
  * except those carried by an event, dashed and labelled with the event;
  * stream order between consecutive nodes with no edge between them (only
- * where chains were merged) dotted. *dot is allocated by the library; free it
- * with sg_free. */
+ * where chains were merged) dotted. Names are escaped, and bytes that are
+ * not UTF-8 are replaced by U+FFFD, so the output is always well-formed.
+ * *dot is allocated by the library; free it with sg_free. */
 SG_API sg_status sg_plan_to_dot(const sg_plan *plan, char **dot);
 
 /* Frees memory the library returned (sg_plan_to_dot and the like). */

@@ -10,10 +10,7 @@
 #ifndef STREAMGRAPH_H
 #define STREAMGRAPH_H
 
-#define SG_VERSION_MAJOR 0
-#define SG_VERSION_MINOR 1
-#define SG_VERSION_PATCH 0
-
+#include "streamgraph/version.h" /* generated: SG_VERSION, sg_version() */
 #include "status.h"
 #include "memory.h"
 #include "graph.h"

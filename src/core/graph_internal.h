@@ -9,6 +9,7 @@
 
 struct sg_graph {
   uint32_t serial;       /* unique per graph in this process; tags node handles */
+  char *name;            /* owned; NULL when unnamed (sg_graph_set_name) */
   sg__node *nodes;
   uint32_t node_count;
   uint32_t node_capacity;

@@ -68,6 +68,7 @@ static sg_status build_csr(const sg__edge_set *edges, uint32_t n, sg__snapshot *
 sg_status sg__graph_snapshot_shallow(const sg_graph *graph, sg__snapshot *out) {
   memset(out, 0, sizeof *out);
   out->graph_serial = graph->serial;
+  out->graph_name = graph->name;
   out->node_count = graph->node_count;
   out->nodes = graph->nodes;
   return build_csr(&graph->edges, graph->node_count, out);
@@ -79,6 +80,8 @@ sg_status sg__graph_snapshot(const sg_graph *graph, sg__snapshot *out) {
   out->nodes = NULL;
   out->owns_nodes = 1;
   out->node_count = 0; /* counts nodes copied so far, so a failure frees just those */
+  out->graph_name = NULL;
+  if (graph->name && !(out->graph_name = sg__strdup(graph->name))) goto oom;
   out->nodes = sg__calloc(graph->node_count ? graph->node_count : 1, sizeof *out->nodes);
   if (!out->nodes) goto oom;
   for (uint32_t i = 0; i < graph->node_count; i++) {
@@ -96,6 +99,7 @@ void sg__snapshot_free(sg__snapshot *snap) {
     for (uint32_t i = 0; i < snap->node_count; i++) sg__node_free(&snap->nodes[i]);
     sg__free(snap->nodes);
   }
+  if (snap->owns_nodes) sg__free(snap->graph_name);
   sg__free(snap->succ_start);
   sg__free(snap->succ);
   memset(snap, 0, sizeof *snap);

@@ -10,6 +10,7 @@
 
 typedef struct sg__snapshot {
   uint32_t graph_serial;   /* identifies the graph whose node handles apply */
+  char *graph_name;        /* the graph's name (owned by a deep snapshot), or NULL */
   uint32_t node_count;
   sg__node *nodes;
   uint32_t edge_count;     /* distinct edges */

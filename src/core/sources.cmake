@@ -1,5 +1,6 @@
 # Sources of src/core (paths relative to src/): the base.
 list(APPEND SG_C_SOURCES
+  core/version.c
   core/error.c
   core/fault.c
   core/sys.c
@@ -7,5 +8,8 @@ list(APPEND SG_C_SOURCES
   core/memory.c
   core/node.c
   core/edge_set.c
+  core/text.c
   core/graph.c
+  core/graph_name.c
+  core/graph_dot.c
   core/snapshot.c)

@@ -4,6 +4,7 @@
 
 #include "core/handles.h"
 #include "core/sys.h"
+#include "core/text.h"
 #include "exec/backend.h"
 #include "plan/schedule.h"
 
@@ -53,46 +54,39 @@ sg_status sg_exec_get_trace(sg_exec *exec, sg_trace_record *records, size_t capa
   return SG_OK;
 }
 
-/* Writes `text` as a JSON string body, escaping what JSON requires. */
-static void put_json_text(FILE *f, const char *text) {
-  for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
-    if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
-    else if (*p < 0x20) fprintf(f, "\\u%04x", *p);
-    else fputc(*p, f);
-  }
-}
-
 sg_status sg_exec_write_trace(sg_exec *exec, const char *path) {
   if (!path) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: path is NULL", __func__);
   uint64_t *start, *end;
   sg_status st = read_times(exec, __func__, &start, &end);
   if (st) return st;
-  FILE *f = fopen(path, "w");
-  if (!f) {
-    sg__free(start);
-    sg__free(end);
-    return sg__fail(SG_ERR_SYSTEM, "%s: cannot open '%s' for writing", __func__, path);
-  }
   const sg__schedule *s = sg__exec_schedule(exec);
-  fprintf(f, "{\"traceEvents\":[\n");
+  sg__text t = {0};
+  sg__text_printf(&t, "{\"traceEvents\":[\n");
   for (uint32_t k = 0; k < s->node_count; k++) {
     uint32_t n = s->order[k];
     const sg__node *node = &exec->snap.nodes[n];
-    fprintf(f, "%s{\"name\":\"", k ? ",\n" : "");
-    if (node->name) put_json_text(f, node->name); else fprintf(f, "#%u", n);
-    fprintf(f, "\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f,"
-               "\"args\":{\"node\":%u}}",
-            sg__node_kind_name(node->kind), s->stream_of[n], start[n] / 1e3,
-            (end[n] - start[n]) / 1e3, n);
+    sg__text_printf(&t, "%s{\"name\":\"", k ? ",\n" : "");
+    if (node->name) sg__text_json(&t, node->name); else sg__text_printf(&t, "#%u", n);
+    sg__text_printf(&t, "\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":%u,\"ts\":%.3f,"
+                        "\"dur\":%.3f,\"args\":{\"node\":%u}}",
+                    sg__node_kind_name(node->kind), s->stream_of[n], start[n] / 1e3,
+                    (end[n] - start[n]) / 1e3, n);
   }
-  for (uint32_t t = 0; t < s->stream_count; t++)
-    fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%u,"
-               "\"args\":{\"name\":\"stream %u\"}}", t, t);
-  fprintf(f, "\n]}\n");
-  int bad = ferror(f);
-  bad |= fclose(f) != 0;
+  for (uint32_t i = 0; i < s->stream_count; i++)
+    sg__text_printf(&t, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%u,"
+                        "\"args\":{\"name\":\"stream %u\"}}", i, i);
+  sg__text_printf(&t, "\n]}\n");
   sg__free(start);
   sg__free(end);
+  if (t.failed) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", __func__);
+  FILE *f = fopen(path, "w");
+  if (!f) {
+    sg__text_free(&t);
+    return sg__fail(SG_ERR_SYSTEM, "%s: cannot open '%s' for writing", __func__, path);
+  }
+  int bad = fwrite(t.data, 1, t.len, f) != t.len;
+  bad |= fclose(f) != 0;
+  sg__text_free(&t);
   if (bad) return sg__fail(SG_ERR_SYSTEM, "%s: error writing '%s'", __func__, path);
   return SG_OK;
 }

@@ -4,63 +4,12 @@
  * solid; the edges an event carries dashed and labelled "e<event>"; stream
  * order between consecutive nodes that no edge joins (only merged chains
  * have those) dotted grey, so the orderings merging added are visible. */
-#include <stdarg.h>
-#include <stdio.h>
-#include <string.h>
-
 #include "core/error.h"
 #include "core/handles.h"
 #include "core/sys.h"
+#include "core/text.h"
 #include "plan/plan.h"
 #include "plan/plan_internal.h"
-
-typedef struct text {
-  char *data;
-  size_t len, cap;
-  int failed;
-} text;
-
-static void put(text *t, const char *fmt, ...) SG_PRINTF(2, 3);
-
-static void put(text *t, const char *fmt, ...) {
-  if (t->failed) return;
-  for (;;) {
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(t->data + t->len, t->cap - t->len, fmt, ap);
-    va_end(ap);
-    if (n < 0) {
-      t->failed = 1;
-      return;
-    }
-    if ((size_t)n < t->cap - t->len) {
-      t->len += (size_t)n;
-      return;
-    }
-    size_t cap = t->cap * 2 > t->len + (size_t)n + 1 ? t->cap * 2 : t->len + (size_t)n + 1;
-    char *grown = sg__realloc(t->data, cap);
-    if (!grown) {
-      t->failed = 1;
-      return;
-    }
-    t->data = grown;
-    t->cap = cap;
-  }
-}
-
-/* A name as the inside of a DOT string: quotes and backslashes escaped,
- * control characters (a newline, say) turned into spaces. */
-static void put_escaped(text *t, const char *s) {
-  char buf[2 * SG_MAX_NAME_BYTES + 2];
-  size_t k = 0;
-  for (; *s && k + 2 < sizeof buf; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\') buf[k++] = '\\';
-    buf[k++] = c < 0x20 || c == 0x7f ? ' ' : (char)c;
-  }
-  buf[k] = '\0';
-  put(t, "%s", buf);
-}
 
 /* Border and fill colours of the streams, repeating after twelve (tab20). */
 static const char *const border[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728",
@@ -71,20 +20,21 @@ static const char *const fill[] = {"#aec7e8", "#ffbb78", "#98df8a", "#ff9896",
                                    "#dbdb8d", "#9edae5", "#9c9ede", "#cedb9c"};
 #define PALETTE (sizeof border / sizeof border[0])
 
-static void put_streams(text *t, const sg_plan *p) {
+static void put_streams(sg__text *t, const sg_plan *p) {
   const sg__schedule *s = &p->schedule;
   for (uint32_t k = 0; k < s->stream_count; k++) {
-    put(t, "  subgraph cluster_s%u {\n    label=\"stream %u\"; color=\"%s\"; style=rounded;\n",
-        k, k, border[k % PALETTE]);
+    sg__text_printf(t,
+                    "  subgraph cluster_s%u {\n    label=\"stream %u\"; color=\"%s\"; "
+                    "style=rounded;\n", k, k, border[k % PALETTE]);
     for (uint32_t at = s->stream_start[k]; at < s->stream_start[k + 1]; at++) {
       uint32_t v = s->stream_nodes[at];
-      put(t, "    n%u [label=\"", v);
-      if (p->name_at[v] != SG__UNNAMED) put_escaped(t, p->names + p->name_at[v]);
-      else put(t, "#%u", v);
-      put(t, "\\n%s #%u\", fillcolor=\"%s\"];\n", sg__node_kind_name(p->kinds[v]), v,
-          fill[k % PALETTE]);
+      sg__text_printf(t, "    n%u [label=\"", v);
+      if (p->name_at[v] != SG__UNNAMED) sg__text_dot(t, p->names + p->name_at[v]);
+      else sg__text_printf(t, "#%u", v);
+      sg__text_printf(t, "\\n%s #%u\", fillcolor=\"%s\"];\n", sg__node_kind_name(p->kinds[v]), v,
+                      fill[k % PALETTE]);
     }
-    put(t, "  }\n");
+    sg__text_printf(t, "  }\n");
   }
 }
 
@@ -100,7 +50,7 @@ static uint32_t find_edge(const sg__schedule *s, uint32_t u, uint32_t v) {
   return lo < s->red_start[u + 1] && s->red_succ[lo] == v ? lo : UINT32_MAX;
 }
 
-static sg_status put_edges(text *t, const sg__schedule *s) {
+static sg_status put_edges(sg__text *t, const sg__schedule *s) {
   /* Each wait of v is for the event of one reduced predecessor u (events.c
    * draws them from the reduced edges): mark that edge as carried. */
   unsigned char *carried = sg__calloc(s->reduced_edge_count ? s->reduced_edge_count : 1, 1);
@@ -113,17 +63,18 @@ static sg_status put_edges(text *t, const sg__schedule *s) {
   for (uint32_t u = 0; u < s->node_count; u++)
     for (uint32_t e = s->red_start[u]; e < s->red_start[u + 1]; e++) {
       if (carried[e])
-        put(t, "  n%u -> n%u [style=dashed, color=\"#d62728\", label=\"e%d\"];\n", u,
-            s->red_succ[e], s->record_event[u]);
+        sg__text_printf(t, "  n%u -> n%u [style=dashed, color=\"#d62728\", label=\"e%d\"];\n", u,
+                        s->red_succ[e], s->record_event[u]);
       else
-        put(t, "  n%u -> n%u;\n", u, s->red_succ[e]);
+        sg__text_printf(t, "  n%u -> n%u;\n", u, s->red_succ[e]);
     }
   sg__free(carried);
   for (uint32_t k = 0; k < s->stream_count; k++)
     for (uint32_t at = s->stream_start[k] + 1; at < s->stream_start[k + 1]; at++) {
       uint32_t a = s->stream_nodes[at - 1], b = s->stream_nodes[at];
       if (find_edge(s, a, b) == UINT32_MAX)
-        put(t, "  n%u -> n%u [style=dotted, color=\"#999999\", arrowhead=none];\n", a, b);
+        sg__text_printf(t, "  n%u -> n%u [style=dotted, color=\"#999999\", arrowhead=none];\n",
+                        a, b);
     }
   return SG_OK;
 }
@@ -136,21 +87,20 @@ sg_status sg_plan_to_dot(const sg_plan *plan, char **dot) {
   /* An executable's deferred plan is planned in full first (plan/plan.h). */
   if ((st = sg__plan_complete((sg_plan *)plan))) return sg__plan_prefix_failure(st, __func__);
   const sg__schedule *s = &plan->schedule;
-  text t = {sg__malloc(4096), 0, 4096, 0};
-  if (!t.data) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", __func__);
-  put(&t, "digraph plan {\n  /* %u nodes, %u streams, %u events, %zu waits; dashed: edges "
-      "carried by an event; dotted: stream order merging added */\n",
-      s->node_count, s->stream_count, s->event_count, s->wait_count);
-  put(&t, "  graph [fontname=\"Helvetica\"];\n  node [shape=box, style=\"rounded,filled\", "
-      "fontname=\"Helvetica\"];\n  edge [fontname=\"Helvetica\"];\n");
+  sg__text t = {0};
+  sg__text_printf(&t,
+                  "digraph plan {\n  /* %u nodes, %u streams, %u events, %zu waits; dashed: "
+                  "edges carried by an event; dotted: stream order merging added */\n",
+                  s->node_count, s->stream_count, s->event_count, s->wait_count);
+  sg__text_printf(&t, "  graph [fontname=\"Helvetica\"];\n  node [shape=box, "
+                      "style=\"rounded,filled\", fontname=\"Helvetica\"];\n"
+                      "  edge [fontname=\"Helvetica\"];\n");
   put_streams(&t, plan);
   if (put_edges(&t, s)) t.failed = 1;
-  put(&t, "}\n");
-  if (t.failed) {
-    sg__free(t.data);
+  sg__text_printf(&t, "}\n");
+  *dot = sg__text_take(&t);
+  if (!*dot)
     return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory writing %u nodes", __func__,
                     s->node_count);
-  }
-  *dot = t.data;
   return SG_OK;
 }

@@ -1,0 +1,76 @@
+/* A graph as Graphviz DOT (see sg_graph_to_dot in streamgraph/graph.h): one
+ * box per node, shaped by kind and labelled with its name, kind, index and
+ * the parameter that tells nodes apart (a copy's direction and size, a
+ * kernel's launch shape); one arrow per distinct edge, as the graph was
+ * built (sg_plan_to_dot draws what the plan made of it). */
+#include "core/error.h"
+#include "core/graph_internal.h"
+#include "core/handles.h"
+#include "core/text.h"
+
+static const char *shape(sg__node_kind kind) {
+  switch (kind) {
+    case SG__NODE_COPY: return "cds";
+    case SG__NODE_KERNEL: return "box";
+    case SG__NODE_MEMSET: return "box3d";
+    case SG__NODE_HOST: return "hexagon";
+    case SG__NODE_STREAM_FN: return "component";
+    default: return "ellipse";
+  }
+}
+
+static const char *copy_direction(sg_copy_kind kind) {
+  switch (kind) {
+    case SG_COPY_HOST_TO_DEVICE: return "host->device";
+    case SG_COPY_DEVICE_TO_HOST: return "device->host";
+    case SG_COPY_DEVICE_TO_DEVICE: return "device->device";
+    default: return "host->host";
+  }
+}
+
+static void put_size(sg__text *t, size_t bytes) {
+  if (bytes >= (1u << 20)) sg__text_printf(t, "%.1f MiB", (double)bytes / (1u << 20));
+  else if (bytes >= 1024) sg__text_printf(t, "%.1f KiB", (double)bytes / 1024);
+  else sg__text_printf(t, "%zu B", bytes);
+}
+
+static void put_node(sg__text *t, const sg__node *node, uint32_t i) {
+  sg__text_printf(t, "  n%u [shape=%s, label=\"", i, shape(node->kind));
+  if (node->name) sg__text_dot(t, node->name);
+  else sg__text_printf(t, "#%u", i);
+  sg__text_printf(t, "\\n%s #%u", sg__node_kind_name(node->kind), i);
+  if (node->kind == SG__NODE_COPY) {
+    sg__text_printf(t, "\\n%s ", copy_direction(node->u.copy.kind));
+    put_size(t, node->u.copy.bytes);
+  } else if (node->kind == SG__NODE_KERNEL) {
+    const sg__kernel *k = &node->u.kernel;
+    sg__text_printf(t, "\\ngrid %ux%ux%u block %ux%ux%u", k->grid.x, k->grid.y, k->grid.z,
+                    k->block.x, k->block.y, k->block.z);
+  } else if (node->kind == SG__NODE_MEMSET) {
+    sg__text_printf(t, "\\n%zu x %u B", node->u.memset.count, node->u.memset.element_size);
+  }
+  sg__text_printf(t, "\"];\n");
+}
+
+sg_status sg_graph_to_dot(const sg_graph *graph, char **dot) {
+  if (!dot) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: dot is NULL", __func__);
+  *dot = NULL;
+  sg_status st = sg__handle_check(graph, SG__HANDLE_GRAPH, __func__, "graph");
+  if (st) return st;
+  sg__text t = {0};
+  sg__text_printf(&t, "digraph graph_%u {\n  /* %u nodes, %u edges */\n  label=\"",
+                  graph->serial, graph->node_count, graph->edges.count);
+  if (graph->name) sg__text_dot(&t, graph->name);
+  else sg__text_printf(&t, "graph %u", graph->serial);
+  sg__text_printf(&t, "\"; labelloc=t; fontname=\"Helvetica\";\n  node [style=rounded, "
+                      "fontname=\"Helvetica\"];\n");
+  for (uint32_t i = 0; i < graph->node_count; i++) put_node(&t, &graph->nodes[i], i);
+  for (uint32_t e = 0; e < graph->edges.count; e++)
+    sg__text_printf(&t, "  n%u -> n%u;\n", graph->edges.from[e], graph->edges.to[e]);
+  sg__text_printf(&t, "}\n");
+  *dot = sg__text_take(&t);
+  if (!*dot)
+    return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory writing %u nodes", __func__,
+                    graph->node_count);
+  return SG_OK;
+}

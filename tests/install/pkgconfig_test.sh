@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs the build into a scratch prefix, then builds and runs a C program
+# outside the project the way a user without CMake does:
+#   cc prog.c $(pkg-config --cflags --libs streamgraph)
+#   pkgconfig_test.sh BUILD_DIR WORK_DIR PROGRAM.c
+set -euo pipefail
+build="$1" work="$2" program="$3"
+rm -rf "$work"
+mkdir -p "$work"
+cmake --install "$build" --prefix "$work/prefix" >/dev/null
+pc="$(find "$work/prefix" -path '*/pkgconfig/streamgraph.pc' | head -1)"
+[ -n "$pc" ] || { echo "pkgconfig_test: no streamgraph.pc installed" >&2; exit 1; }
+export PKG_CONFIG_PATH="$(dirname "$pc")"
+# Beside the CMake package, as distributions expect.
+[ -f "$(dirname "$pc")/../cmake/streamgraph/streamgraphConfig.cmake" ] ||
+  { echo "pkgconfig_test: streamgraph.pc is not beside the CMake package" >&2; exit 1; }
+
+flags="$(pkg-config --cflags --libs streamgraph)"
+echo "cc $(basename "$program") $flags"
+cc -std=c11 -Wall -Wextra -Werror "$program" $flags -o "$work/outside"
+libdir="$(pkg-config --variable=libdir streamgraph)"
+LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+  "$work/outside" "$(pkg-config --modversion streamgraph)" "$work"
+
+# The kernels library has its own file, which pulls in streamgraph's.
+pkg-config --exists streamgraph-kernels ||
+  { echo "pkgconfig_test: no streamgraph-kernels.pc" >&2; exit 1; }
