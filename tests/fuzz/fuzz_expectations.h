@@ -11,7 +11,7 @@
 
 // Trace JSON and DOT are valid UTF-8 whatever bytes the node names hold
 // (defect 6 of the reliability issue).
-#define SG_FUZZ_CHECK_UTF8 (SG_FUZZ_STRICT || 0)
+#define SG_FUZZ_CHECK_UTF8 (SG_FUZZ_STRICT || 1)
 // A copy or memset running past the end of a block the library knows is
 // refused when the node is added (first-contact bounds checks).
 #define SG_FUZZ_CHECK_BOUNDS (SG_FUZZ_STRICT || 0)
