@@ -8,6 +8,7 @@
 #define SG_CORE_DEVICE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "streamgraph/memory.h"
 
@@ -15,6 +16,9 @@
 int sg__device_count(void);
 /* The runtime's view of `ptr`; SG_MEMORY_HOST_PAGEABLE when it knows nothing. */
 sg_memory_kind sg__device_classify(const void *ptr);
+/* The allocation `ptr` lies in, as the driver reports it (its range start
+ * and size): 1 when known, 0 when the driver knows no such allocation. */
+int sg__device_range(const void *ptr, uintptr_t *base, size_t *bytes);
 /* Device memory or pinned host memory (`kind`) on `device`. */
 sg_status sg__device_alloc(sg_memory_kind kind, int device, size_t bytes, void **out);
 sg_status sg__device_free(sg_memory_kind kind, void *ptr);

@@ -33,7 +33,7 @@ static long find_containing(uintptr_t p) {
   }
   if (lo == 0) return -1;
   const allocation *a = &table[lo - 1];
-  return p < a->base + a->bytes ? (long)(lo - 1) : -1;
+  return p - a->base < a->bytes ? (long)(lo - 1) : -1;
 }
 
 static sg_status table_insert(allocation a) {
@@ -65,6 +65,38 @@ sg_memory_kind sg__memory_classify(const void *ptr) {
   sg__mutex_unlock(&table_lock);
   if (known) return kind;
   return sg__device_count() > 0 ? sg__device_classify(ptr) : SG_MEMORY_HOST_PAGEABLE;
+}
+
+sg_memory_kind sg__memory_find(const void *ptr, sg__block *block) {
+  *block = (sg__block){0, 0, 0};
+  sg__mutex_lock(&table_lock);
+  long at = find_containing((uintptr_t)ptr);
+  if (at >= 0) {
+    *block = (sg__block){table[at].base, table[at].bytes, 0};
+    sg_memory_kind kind = table[at].kind;
+    sg__mutex_unlock(&table_lock);
+    return kind;
+  }
+  sg__mutex_unlock(&table_lock);
+  if (sg__device_count() == 0) return SG_MEMORY_HOST_PAGEABLE;
+  sg_memory_kind kind = sg__device_classify(ptr);
+  uintptr_t base;
+  size_t bytes;
+  if ((kind == SG_MEMORY_DEVICE || kind == SG_MEMORY_MANAGED) &&
+      sg__device_range(ptr, &base, &bytes) && bytes > 0)
+    *block = (sg__block){base, bytes, 1};
+  return kind;
+}
+
+const char *sg__memory_kind_text(sg_memory_kind kind) {
+  switch (kind) {
+    case SG_MEMORY_HOST_PAGEABLE: return "pageable host memory";
+    case SG_MEMORY_HOST_PINNED: return "pinned host memory";
+    case SG_MEMORY_DEVICE: return "device memory";
+    case SG_MEMORY_MANAGED: return "managed memory";
+    case SG_MEMORY_HOST_DEVICE: return "host-backend device memory";
+  }
+  return "unknown memory";
 }
 
 sg_backend sg_backend_resolve(sg_backend requested) {

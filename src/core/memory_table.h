@@ -3,6 +3,7 @@
 #define SG_CORE_MEMORY_TABLE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "streamgraph/memory.h"
 
@@ -10,6 +11,24 @@
  * backend "device" memory is known), then the CUDA runtime's view when CUDA
  * is built and a device exists, else pageable host memory. */
 sg_memory_kind sg__memory_classify(const void *ptr);
+
+/* The block of memory around a pointer, where the library can bound it: an
+ * sg_mem_alloc block, or (device and managed memory the library did not
+ * allocate) the allocation the CUDA driver reports. Pageable and pinned
+ * host memory of the caller's have no bound the library knows: the
+ * registrations the library makes of such buffers cover a copy's pages, not
+ * the caller's buffer. */
+typedef struct sg__block {
+  uintptr_t base;   /* 0: no bound known */
+  size_t bytes;
+  int from_driver;  /* 1: the driver's allocation range; 0: an sg_mem_alloc block */
+} sg__block;
+
+/* sg__memory_classify, and the block `ptr` lies in (base 0 when unknown). */
+sg_memory_kind sg__memory_find(const void *ptr, sg__block *block);
+
+/* "device memory", "pinned host memory"...: how messages name a kind. */
+const char *sg__memory_kind_text(sg_memory_kind kind);
 
 /* Host memory the CPU can read and write directly. */
 static inline int sg__memory_is_host(sg_memory_kind kind) {

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/checked.h"
 #include "core/error.h"
 #include "core/memory_table.h"
 #include "core/sys.h"
@@ -67,22 +68,57 @@ static const char *copy_kind_text(sg_copy_kind kind) {
   }
 }
 
-static const char *memory_text(sg_memory_kind kind) {
-  switch (kind) {
-    case SG_MEMORY_HOST_PAGEABLE: return "pageable host memory";
-    case SG_MEMORY_HOST_PINNED: return "pinned host memory";
-    case SG_MEMORY_DEVICE: return "device memory";
-    case SG_MEMORY_MANAGED: return "managed memory";
-    case SG_MEMORY_HOST_DEVICE: return "host-backend device memory";
-  }
-  return "unknown memory";
-}
-
 /* Does memory of `kind` fit the side of a copy that expects device (or host)
  * memory? Managed memory fits both. */
 static int side_fits(sg_memory_kind kind, int want_device) {
   if (kind == SG_MEMORY_MANAGED) return 1;
   return want_device ? sg__memory_is_device(kind) : sg__memory_is_host(kind);
+}
+
+/* A range's size: no object is larger than PTRDIFF_MAX bytes, so a larger
+ * one is a size computation gone wrong (a negative number made unsigned). */
+static sg_status check_size(const sg__where *w, const char *what, size_t bytes) {
+  if (bytes > PTRDIFF_MAX)
+    return fail_at(w, SG_ERR_INVALID_ARGUMENT,
+                   "%s %zu is larger than any object can be (at most %td bytes); "
+                   "check how the size is computed", what, bytes, PTRDIFF_MAX);
+  return SG_OK;
+}
+
+/* [ptr, ptr + bytes), one side of a copy or a memset's destination, must
+ * not wrap around the address space (check_no_wrap, first) and must end
+ * inside the block `ptr` lies in, where the library knows one
+ * (memory_table.h: check_extent). check_extent returns the kind of memory
+ * at ptr through *kind. */
+static sg_status check_no_wrap(const sg__where *w, const char *side, const void *ptr,
+                              size_t bytes) {
+  uintptr_t end;
+  if (sg__range_end(ptr, bytes, &end))
+    return fail_at(w, SG_ERR_INVALID_ARGUMENT,
+                   "the %s %p + %zu bytes runs past the end of the address space", side, ptr,
+                   bytes);
+  return SG_OK;
+}
+
+static sg_status check_extent(const sg__where *w, const char *side, const void *ptr,
+                              size_t bytes, sg_memory_kind *kind) {
+  sg__block block;
+  *kind = sg__memory_find(ptr, &block);
+  if (!block.base) return SG_OK;
+  size_t offset = (uintptr_t)ptr - block.base, room = block.bytes - offset;
+  if (bytes <= room) return SG_OK;
+  char offset_text[48] = "";
+  if (offset) snprintf(offset_text, sizeof offset_text, ", %zu bytes into it", offset);
+  return fail_at(w, SG_ERR_INVALID_ARGUMENT,
+                 "%zu bytes at the %s %p run past the end of its block (%zu bytes from there%s): "
+                 "%s of %zu bytes at %p (%s); shorten it to at most %zu bytes or use a larger "
+                 "block",
+                 bytes, side, ptr, room, offset_text,
+                 block.from_driver ? "a CUDA allocation" : "an sg_mem_alloc block", block.bytes,
+                 (void *)block.base,
+                 block.from_driver ? "its range as the driver reports it"
+                                   : sg__memory_kind_text(*kind),
+                 room);
 }
 
 sg_status sg__node_from_copy(const sg_copy_desc *desc, const sg__where *where, sg__node *out) {
@@ -93,13 +129,17 @@ sg_status sg__node_from_copy(const sg_copy_desc *desc, const sg__where *where, s
   if ((unsigned)desc->kind > SG_COPY_HOST_TO_HOST)
     return fail_at(where, SG_ERR_INVALID_ARGUMENT, "copy kind %d is not an sg_copy_kind",
                     (int)desc->kind);
-  const char *d = desc->dst;
-  const char *s = desc->src;
-  if ((d < s && s < d + desc->bytes) || (s <= d && d < s + desc->bytes))
+  sg_status st = check_size(where, "bytes", desc->bytes);
+  if (st) return st;
+  if ((st = check_no_wrap(where, "destination", desc->dst, desc->bytes)) ||
+      (st = check_no_wrap(where, "source", desc->src, desc->bytes)))
+    return st;
+  sg_memory_kind dst_mem, src_mem;
+  if ((st = check_extent(where, "destination", desc->dst, desc->bytes, &dst_mem)) ||
+      (st = check_extent(where, "source", desc->src, desc->bytes, &src_mem)))
+    return st;
+  if (sg__ranges_overlap(desc->dst, desc->bytes, desc->src, desc->bytes))
     return fail_at(where, SG_ERR_INVALID_COPY, "source and destination overlap");
-
-  sg_memory_kind dst_mem = sg__memory_classify(desc->dst);
-  sg_memory_kind src_mem = sg__memory_classify(desc->src);
   sg_copy_kind kind = desc->kind;
   if (kind == SG_COPY_AUTO) {
     int src_dev = sg__memory_is_device(src_mem), dst_dev = sg__memory_is_device(dst_mem);
@@ -110,14 +150,13 @@ sg_status sg__node_from_copy(const sg_copy_desc *desc, const sg__where *where, s
   int dst_wants_device = kind == SG_COPY_HOST_TO_DEVICE || kind == SG_COPY_DEVICE_TO_DEVICE;
   if (!side_fits(src_mem, src_wants_device))
     return fail_at(where, SG_ERR_INVALID_COPY, "%s copy but the source %p is %s",
-                    copy_kind_text(kind), desc->src, memory_text(src_mem));
+                    copy_kind_text(kind), desc->src, sg__memory_kind_text(src_mem));
   if (!side_fits(dst_mem, dst_wants_device))
     return fail_at(where, SG_ERR_INVALID_COPY, "%s copy but the destination %p is %s",
-                    copy_kind_text(kind), desc->dst, memory_text(dst_mem));
+                    copy_kind_text(kind), desc->dst, sg__memory_kind_text(dst_mem));
 
   char *name;
-  sg_status st = copy_name(desc->name, where, &name);
-  if (st) return st;
+  if ((st = copy_name(desc->name, where, &name))) return st;
   memset(out, 0, sizeof *out);
   out->kind = SG__NODE_COPY;
   out->name = name;
@@ -258,16 +297,22 @@ sg_status sg__node_from_memset(const sg_memset_desc *desc, const sg__where *wher
                     desc->value, es);
   if ((uintptr_t)desc->dst % es)
     return fail_at(where, SG_ERR_INVALID_ARGUMENT, "dst %p is not aligned to element_size %u", desc->dst, es);
-  if (desc->count > SIZE_MAX / es)
-    return fail_at(where, SG_ERR_INVALID_ARGUMENT, "count %zu overflows", desc->count);
-  char *name;
-  sg_status st = copy_name(desc->name, where, &name);
+  size_t bytes;
+  if (sg__mul_overflows(desc->count, es, &bytes))
+    return fail_at(where, SG_ERR_INVALID_ARGUMENT,
+                   "count %zu of %u-byte elements is more bytes than a size_t holds", desc->count,
+                   es);
+  sg_memory_kind dst_mem;
+  sg_status st = check_size(where, "count * element_size", bytes);
+  if (!st) st = check_no_wrap(where, "destination", desc->dst, bytes);
+  if (!st) st = check_extent(where, "destination", desc->dst, bytes, &dst_mem);
   if (st) return st;
+  char *name;
+  if ((st = copy_name(desc->name, where, &name))) return st;
   memset(out, 0, sizeof *out);
   out->kind = SG__NODE_MEMSET;
   out->name = name;
-  out->u.memset = (sg__memset){desc->dst, desc->value, es, desc->count,
-                               sg__memory_classify(desc->dst)};
+  out->u.memset = (sg__memset){desc->dst, desc->value, es, desc->count, dst_mem};
   return SG_OK;
 }
 

@@ -1,6 +1,8 @@
 /* The core's view of CUDA (core/device.h): devices, pointer kinds,
- * allocation and synchronous copies. */
+ * allocation ranges, allocation and synchronous copies. */
+#include <cuda.h> /* types only */
 #include <pthread.h>
+#include <string.h>
 
 #include "core/device.h"
 #include "cuda/cuda_call.h"
@@ -36,6 +38,48 @@ sg_memory_kind sg__device_classify(const void *ptr) {
     case cudaMemoryTypeHost: return SG_MEMORY_HOST_PINNED;
     default: return SG_MEMORY_HOST_PAGEABLE;
   }
+}
+
+/* The driver's cuPointerGetAttributes, reached through the runtime's entry
+ * points so that the library links the runtime only (as cuda_memset.c). The
+ * runtime has no call for an allocation's range. */
+typedef CUresult (*pointer_attributes_fn)(unsigned count, CUpointer_attribute *attributes,
+                                          void **data, CUdeviceptr ptr);
+
+static pthread_once_t range_lookup_once = PTHREAD_ONCE_INIT;
+static pointer_attributes_fn pointer_attributes;
+
+/* Looked up once per process. Not a fault point: a fault here would stick
+ * for the life of the process; the calls through the pointer are. */
+static void range_lookup(void) {
+  void *p = NULL;
+  enum cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+  if (cudaGetDriverEntryPointByVersion("cuPointerGetAttributes", &p, 12000, cudaEnableDefault,
+                                       &found) != cudaSuccess ||
+      found != cudaDriverEntryPointSuccess) {
+    cudaGetLastError();
+    return; /* no ranges: bounds of foreign device memory go unchecked */
+  }
+  memcpy(&pointer_attributes, &p, sizeof pointer_attributes); /* object to function pointer */
+}
+
+int sg__device_range(const void *ptr, uintptr_t *base, size_t *bytes) {
+  pthread_once(&range_lookup_once, range_lookup);
+  if (!pointer_attributes) return 0;
+  CUpointer_attribute attributes[2] = {CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+                                       CU_POINTER_ATTRIBUTE_RANGE_SIZE};
+  CUdeviceptr start = 0;
+  size_t size = 0;
+  void *data[2] = {&start, &size};
+  /* A pointer the driver does not know gives zeros and CUDA_SUCCESS. */
+  if (SG_CUDA((cudaError_t)pointer_attributes(2, attributes, data, (CUdeviceptr)(uintptr_t)ptr)) !=
+      cudaSuccess)
+    return 0;
+  uintptr_t p = (uintptr_t)ptr;
+  if (size == 0 || p < start || p - start >= size) return 0;
+  *base = (uintptr_t)start;
+  *bytes = size;
+  return 1;
 }
 
 sg_status sg__device_alloc(sg_memory_kind kind, int device, size_t bytes, void **out) {

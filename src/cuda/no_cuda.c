@@ -19,6 +19,8 @@ int sg__device_count(void) { return 0; }
 
 sg_memory_kind sg__device_classify(const void *ptr) { return SG_MEMORY_HOST_PAGEABLE; }
 
+int sg__device_range(const void *ptr, uintptr_t *base, size_t *bytes) { return 0; }
+
 sg_status sg__device_alloc(sg_memory_kind kind, int device, size_t bytes, void **out) {
   return sg__fail(SG_ERR_BACKEND_UNAVAILABLE, "this build of streamgraph has no CUDA backend");
 }

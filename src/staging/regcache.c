@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "core/checked.h"
 #include "core/error.h"
 #include "core/sys.h"
 #include "staging/pinned_mem.h"
@@ -151,10 +152,12 @@ static void attach(cache *c, entry *e, sg__reg_binding *b) {
 sg_status sg__reg_bind(int on_cuda, const void *ptr, size_t bytes, int may_register,
                        const char *where, sg__reg_binding **out) {
   cache *c = &caches[on_cuda ? 1 : 0];
-  uintptr_t lo = (uintptr_t)ptr & ~(PAGE - 1);
-  uintptr_t hi = ((uintptr_t)ptr + bytes + PAGE - 1) & ~(PAGE - 1);
-  size_t len = (size_t)(hi - lo);
   *out = NULL;
+  uintptr_t lo = (uintptr_t)ptr & ~(PAGE - 1), end, hi;
+  /* A range whose page-rounded end does not fit cannot be registered. */
+  if (sg__range_end(ptr, bytes, &end) || __builtin_add_overflow(end, PAGE - 1, &hi)) return SG_OK;
+  hi &= ~(PAGE - 1);
+  size_t len = (size_t)(hi - lo);
   /* Most launches that may not register find nothing to bind to: say so
    * without making a binding (its fence is a CUDA event). */
   if (!may_register && !covers_locked(c, lo, hi)) return SG_OK;
@@ -291,7 +294,9 @@ sg_status sg__reg_use_end(sg__reg_binding *b, void *fence_stream, const char *wh
 }
 
 int sg__reg_covers(int on_cuda, const void *ptr, size_t bytes) {
-  return covers_locked(&caches[on_cuda ? 1 : 0], (uintptr_t)ptr, (uintptr_t)ptr + bytes);
+  uintptr_t end;
+  if (sg__range_end(ptr, bytes, &end)) return 0;
+  return covers_locked(&caches[on_cuda ? 1 : 0], (uintptr_t)ptr, end);
 }
 
 /* ---- public API -------------------------------------------------------- */

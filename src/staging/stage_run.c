@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "core/checked.h"
 #include "core/error.h"
 #include "core/sys.h"
 #include "staging/tuning.h"
@@ -11,17 +12,20 @@
 
 void sg__stage_geometry_make(size_t bytes, size_t chunk, unsigned ring, unsigned parts,
                              sg__stage_geometry *g) {
+  /* Checked arithmetic throughout: `bytes` may be anything a node allows. */
   if (chunk == 0) chunk = 1;
-  size_t least = (bytes + SG__STAGE_MAX_CHUNKS - 1) / SG__STAGE_MAX_CHUNKS;
+  size_t least = sg__ceil_div(bytes, SG__STAGE_MAX_CHUNKS);
   if (chunk < least) chunk = least;
   if (chunk > bytes) chunk = bytes ? bytes : 1;
   g->bytes = bytes;
   g->chunk = chunk;
-  g->chunks = (uint32_t)((bytes + chunk - 1) / chunk);
+  g->chunks = (uint32_t)sg__ceil_div(bytes, chunk); /* at most SG__STAGE_MAX_CHUNKS */
   if (g->chunks == 0) g->chunks = 1;
   g->ring = ring ? ring : 1;
   if (g->ring > g->chunks) g->ring = g->chunks;
-  g->stride = (chunk + PAGE - 1) / PAGE * PAGE;
+  /* A stride that does not fit is one no pool can serve: sg__stage_run_new
+   * then refuses the ring. */
+  if (sg__round_up_overflows(chunk, PAGE, &g->stride)) g->stride = SIZE_MAX;
   g->parts = parts ? parts : 1;
   g->lag = g->ring < SG__STAGE_LAG ? g->ring : SG__STAGE_LAG;
 }
@@ -30,9 +34,15 @@ sg_status sg__stage_run_new(sg_pinned_pool *pool, sg__stage_dir dir, void *host,
                             const sg__stage_geometry *g, int persistent,
                             sg__pool_broken_fn broken, void *broken_ctx, const char *where,
                             sg__stage_run **out) {
-  /* One allocation: the run, its slot jobs, its chunk steps. */
+  size_t ring_bytes;
+  if (sg__mul_overflows(g->ring, g->stride, &ring_bytes))
+    return sg__fail(SG_ERR_POOL_EXHAUSTED,
+                    "%s: a ring of %u chunks of %zu bytes is more than any pool can hold", where,
+                    g->ring, g->chunk);
+  /* One allocation: the run, its slot jobs, its chunk steps (ring and
+   * chunks are at most SG__STAGE_MAX_CHUNKS, so these sums are small). */
   size_t jobs_at = (sizeof(sg__stage_run) + 15) / 16 * 16;
-  size_t steps_at = jobs_at + ((g->ring * sizeof(sg__copy_job) + 15) / 16 * 16);
+  size_t steps_at = jobs_at + (((size_t)g->ring * sizeof(sg__copy_job) + 15) / 16 * 16);
   size_t total = steps_at + (size_t)g->chunks * sizeof(sg__stage_step);
   char *mem = sg__calloc(1, total);
   if (!mem) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", where);
@@ -48,7 +58,7 @@ sg_status sg__stage_run_new(sg_pinned_pool *pool, sg__stage_dir dir, void *host,
   for (uint32_t k = 0; k < g->chunks; k++) run->steps[k] = (sg__stage_step){run, k};
   const int nontemporal = sg__stage_nontemporal_default(dir == SG__STAGE_H2D, g->bytes);
   for (unsigned s = 0; s < g->ring; s++) run->jobs[s].nontemporal = nontemporal;
-  sg_status st = sg__pool_acquire(pool, (size_t)g->ring * g->stride, persistent, broken,
+  sg_status st = sg__pool_acquire(pool, ring_bytes, persistent, broken,
                                   broken_ctx, where, &run->block);
   if (st) {
     sg__free(mem);

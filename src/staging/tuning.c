@@ -3,6 +3,8 @@
 
 #include <stdint.h>
 
+#include "core/checked.h"
+
 #define PAGE ((size_t)4096)
 
 /* o * r of tuning.h, in bytes, per direction, from the 1 GiB sweep of
@@ -37,12 +39,13 @@ size_t sg__stage_auto_chunk(int to_device, size_t bytes) {
   if (best > max) best = max;
   if (best >= bytes) return bytes;
   /* Equal chunks, as many as rounding bytes / best says, none above max. */
-  uint64_t n = ((uint64_t)bytes + best / 2) / best;
-  uint64_t least = ((uint64_t)bytes + max - 1) / max;
+  /* (No `bytes + x`: bytes may be near SIZE_MAX.) */
+  uint64_t n = bytes / best + (bytes % best >= best - best / 2);
+  uint64_t least = sg__ceil_div(bytes, max);
   if (n < least) n = least;
   if (n < 1) n = 1;
-  size_t chunk = (size_t)(((uint64_t)bytes + n - 1) / n);
-  chunk = (chunk + PAGE - 1) / PAGE * PAGE;
+  size_t chunk = sg__ceil_div(bytes, (size_t)n); /* <= max: n >= bytes / max */
+  if (sg__round_up_overflows(chunk, PAGE, &chunk)) return bytes;
   return chunk < bytes ? chunk : bytes;
 }
 

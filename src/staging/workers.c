@@ -12,6 +12,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "core/checked.h"
 #include "core/error.h"
 #include "core/sys.h"
 #include "staging/tuning.h"
@@ -194,9 +195,9 @@ void sg__copy_submit(sg__workers *w, sg__copy_job *job, void *dst, const void *s
   if (parts == 0) parts = 1;
   /* Parts of whole pages, so that two threads never write one cache line
    * and each part starts where the pinned side is page-aligned. */
-  size_t part = (bytes + parts - 1) / parts;
-  part = (part + 4095u) & ~(size_t)4095u;
-  parts = (unsigned)((bytes + part - 1) / part);
+  size_t part = sg__ceil_div(bytes, parts);
+  if (sg__round_up_overflows(part, 4096u, &part) || part == 0) part = bytes ? bytes : 1;
+  parts = (unsigned)sg__ceil_div(bytes, part);
   job->dst = dst;
   job->src = src;
   job->bytes = bytes;
