@@ -1,0 +1,312 @@
+"""The C library, loaded with ctypes: where it is found, the structures of
+the public headers mirrored field by field, and the prototypes of the calls.
+
+The library is looked up, in order:
+
+1. ``$STREAMGRAPH_LIBRARY``: the path of ``libstreamgraph.so`` (or of the
+   folder holding it), for instance ``build/release/src/libstreamgraph.so``;
+2. next to this package: ``streamgraph/libstreamgraph.so`` (copy or link the
+   built library there before ``pip install``, and it is installed with it);
+3. the system's loader (``cmake --install`` into a folder it searches).
+
+Every structure here must match its C declaration byte for byte;
+``tests/test_abi.py`` compiles a C program that prints each size and offset
+and compares them with these.
+"""
+import ctypes
+import ctypes.util
+import os
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_NAMES = ("libstreamgraph.so", "libstreamgraph.so.0", "libstreamgraph.dylib")
+
+
+def _candidates():
+    env = os.environ.get("STREAMGRAPH_LIBRARY")
+    if env:
+        if os.path.isdir(env):
+            return [os.path.join(env, n) for n in _NAMES], env
+        return [env], env
+    paths = [os.path.join(_HERE, n) for n in _NAMES]
+    found = ctypes.util.find_library("streamgraph")
+    if found:
+        paths.append(found)
+    paths.extend(_NAMES)
+    return paths, None
+
+
+def _load():
+    paths, env = _candidates()
+    errors = []
+    for path in paths:
+        if os.sep in path and not os.path.exists(path):
+            continue
+        try:
+            return ctypes.CDLL(path), path
+        except OSError as e:
+            errors.append("%s: %s" % (path, e))
+    where = ("STREAMGRAPH_LIBRARY=%s" % env) if env else "the package folder and the system loader"
+    raise ImportError(
+        "streamgraph: cannot load libstreamgraph.so from %s (%s). Build the library "
+        "(cmake -S . -B build/release -G Ninja && cmake --build build/release) and set "
+        "STREAMGRAPH_LIBRARY=build/release/src/libstreamgraph.so, or copy it next to the "
+        "streamgraph package." % (where, "; ".join(errors) or "not found"))
+
+
+lib, path = _load()
+
+# ---- status.h ---------------------------------------------------------------
+status_t = ctypes.c_int
+
+
+def _status_names():
+    names = []
+    while True:
+        name = sg_status_name_raw(len(names)).decode()
+        if name == "SG_STATUS_UNKNOWN":
+            return tuple(names)
+        names.append(name)
+
+
+sg_status_name_raw = lib.sg_status_name
+sg_status_name_raw.argtypes = [status_t]
+sg_status_name_raw.restype = ctypes.c_char_p
+# Status values by name, as this library numbers them ("SG_ERR_CYCLE": 10, ...).
+STATUS_NAMES = _status_names()
+STATUS = {name: value for value, name in enumerate(STATUS_NAMES)}
+SG_OK, SG_NOT_READY = STATUS["SG_OK"], STATUS["SG_NOT_READY"]
+
+# ---- memory.h ---------------------------------------------------------------
+BACKEND_AUTO, BACKEND_CUDA, BACKEND_HOST = 0, 1, 2
+(MEMORY_HOST_PAGEABLE, MEMORY_HOST_PINNED, MEMORY_DEVICE, MEMORY_MANAGED,
+ MEMORY_HOST_DEVICE) = range(5)
+
+# ---- graph.h ----------------------------------------------------------------
+COPY_AUTO = 0
+KERNEL_FUNCTION, KERNEL_CUDA_KERNEL = 0, 1
+
+
+class sg_node(ctypes.Structure):
+    _fields_ = [("opaque", ctypes.c_uint64)]
+
+
+class sg_dim3(ctypes.Structure):
+    _fields_ = [("x", ctypes.c_uint), ("y", ctypes.c_uint), ("z", ctypes.c_uint)]
+
+
+class sg_kernel_launch(ctypes.Structure):
+    _fields_ = [("grid", sg_dim3), ("block", sg_dim3), ("shared_bytes", ctypes.c_size_t)]
+
+
+host_twin_fn = ctypes.CFUNCTYPE(None, ctypes.POINTER(sg_kernel_launch),
+                                ctypes.POINTER(ctypes.c_void_p))
+host_fn = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)
+
+
+class sg_copy_desc(ctypes.Structure):
+    _fields_ = [("dst", ctypes.c_void_p), ("src", ctypes.c_void_p),
+                ("bytes", ctypes.c_size_t), ("kind", ctypes.c_int), ("name", ctypes.c_char_p)]
+
+
+class sg_kernel_desc(ctypes.Structure):
+    _fields_ = [("func", ctypes.c_void_p), ("func_kind", ctypes.c_int),
+                ("grid", sg_dim3), ("block", sg_dim3), ("shared_bytes", ctypes.c_size_t),
+                ("args", ctypes.POINTER(ctypes.c_void_p)),
+                ("arg_sizes", ctypes.POINTER(ctypes.c_size_t)), ("arg_count", ctypes.c_uint),
+                ("host_twin", ctypes.c_void_p), ("name", ctypes.c_char_p)]
+
+
+class sg_memset_desc(ctypes.Structure):
+    _fields_ = [("dst", ctypes.c_void_p), ("value", ctypes.c_uint),
+                ("element_size", ctypes.c_uint), ("count", ctypes.c_size_t),
+                ("name", ctypes.c_char_p)]
+
+
+class sg_host_desc(ctypes.Structure):
+    _fields_ = [("fn", ctypes.c_void_p), ("user_data", ctypes.c_void_p),
+                ("name", ctypes.c_char_p)]
+
+
+# ---- staging.h / exec.h -----------------------------------------------------
+class sg_staging_options(ctypes.Structure):
+    _fields_ = [("policy", ctypes.c_int), ("pool", ctypes.c_void_p),
+                ("chunk_bytes", ctypes.c_size_t), ("ring_depth", ctypes.c_uint),
+                ("copy_threads", ctypes.c_uint), ("auto_min_bytes", ctypes.c_size_t),
+                ("auto_register_after", ctypes.c_uint)]
+
+
+class sg_exec_options(ctypes.Structure):
+    _fields_ = [("backend", ctypes.c_int), ("mode", ctypes.c_int), ("build", ctypes.c_int),
+                ("max_streams", ctypes.c_uint), ("device", ctypes.c_int),
+                ("staging", sg_staging_options), ("trace", ctypes.c_int)]
+
+
+class sg_exec_info(ctypes.Structure):
+    _fields_ = [("backend", ctypes.c_int), ("mode", ctypes.c_int), ("build", ctypes.c_int),
+                ("device", ctypes.c_int), ("node_count", ctypes.c_size_t),
+                ("stream_count", ctypes.c_uint), ("event_count", ctypes.c_uint),
+                ("wait_count", ctypes.c_uint)]
+
+
+class sg_exec_stats(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_uint64) for n in (
+        "launches", "param_updates", "in_place_updates", "rebuilds", "staged_copies",
+        "registered_copies")]
+
+
+STREAM_LEGACY = 0x1
+
+# ---- pipeline.h -------------------------------------------------------------
+class sg_pipeline_instance(ctypes.Structure):
+    _fields_ = [("exec", ctypes.c_void_p), ("index", ctypes.c_uint), ("data", ctypes.c_void_p)]
+
+
+setup_fn = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(sg_pipeline_instance), ctypes.c_void_p)
+teardown_fn = ctypes.CFUNCTYPE(None, ctypes.POINTER(sg_pipeline_instance), ctypes.c_void_p)
+bind_fn = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(sg_pipeline_instance), ctypes.c_uint64,
+                           ctypes.c_void_p, ctypes.c_void_p)
+complete_fn = ctypes.CFUNCTYPE(None, ctypes.c_uint64, ctypes.c_int, ctypes.c_void_p,
+                               ctypes.c_void_p)
+
+
+class sg_pipeline_options(ctypes.Structure):
+    _fields_ = [("depth", ctypes.c_uint), ("exec", sg_exec_options),
+                ("setup", ctypes.c_void_p), ("teardown", ctypes.c_void_p),
+                ("bind", ctypes.c_void_p), ("on_complete", ctypes.c_void_p),
+                ("user_data", ctypes.c_void_p)]
+
+
+BIND_COPY_SRC, BIND_COPY_DST, BIND_KERNEL_ARG, BIND_HOST_DATA = 1, 2, 3, 4
+
+
+class sg_pipeline_bind(ctypes.Structure):
+    _fields_ = [("kind", ctypes.c_int), ("node", sg_node), ("ptr", ctypes.c_void_p),
+                ("bytes", ctypes.c_size_t), ("arg", ctypes.c_uint)]
+
+
+class sg_pipeline_batch(ctypes.Structure):
+    _fields_ = [("binds", ctypes.POINTER(sg_pipeline_bind)), ("bind_count", ctypes.c_size_t),
+                ("user_data", ctypes.c_void_p)]
+
+
+class sg_pipeline_stats(ctypes.Structure):
+    _fields_ = [("depth", ctypes.c_uint), ("submitted", ctypes.c_uint64),
+                ("reported", ctypes.c_uint64), ("waits", ctypes.c_uint64),
+                ("would_block", ctypes.c_uint64), ("param_updates", ctypes.c_uint64),
+                ("in_place_updates", ctypes.c_uint64), ("rebuilds", ctypes.c_uint64),
+                ("stopped", ctypes.c_int), ("failed_batch", ctypes.c_uint64),
+                ("fail_status", ctypes.c_int)]
+
+
+# ---- module.h (optional: a library built before modules existed lacks it) ---
+class sg_module_header(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("source", ctypes.c_char_p)]
+
+
+class sg_module_options(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p),
+                ("compile_options", ctypes.POINTER(ctypes.c_char_p)),
+                ("compile_option_count", ctypes.c_uint),
+                ("name_expressions", ctypes.POINTER(ctypes.c_char_p)),
+                ("name_expression_count", ctypes.c_uint),
+                ("headers", ctypes.POINTER(sg_module_header)), ("header_count", ctypes.c_uint),
+                ("device", ctypes.c_int), ("cache", ctypes.c_int),
+                ("cache_dir", ctypes.c_char_p),
+                ("log", ctypes.c_char_p), ("log_bytes", ctypes.c_size_t)]
+
+
+class sg_module_stats(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_uint64) for n in (
+        "compiles", "cache_hits", "cache_misses", "cache_stores", "cache_errors", "loads",
+        "live_modules")]
+
+
+# ---- prototypes -------------------------------------------------------------
+_vp, _sz, _u32, _int = ctypes.c_void_p, ctypes.c_size_t, ctypes.c_uint32, ctypes.c_int
+_P = ctypes.POINTER
+
+
+def _proto(name, args, res=status_t, optional=False):
+    fn = getattr(lib, name, None)
+    if fn is None:
+        if optional:
+            return None
+        raise ImportError("streamgraph: %s lacks %s (a library older than this package?)"
+                          % (path, name))
+    fn.argtypes = args
+    fn.restype = res
+    return fn
+
+
+sg_status_name = _proto("sg_status_name", [status_t], ctypes.c_char_p)
+sg_last_error = _proto("sg_last_error", [], ctypes.c_char_p)
+sg_backend_resolve = _proto("sg_backend_resolve", [_int], _int)
+sg_cuda_device_count = _proto("sg_cuda_device_count", [], _int)
+sg_mem_alloc = _proto("sg_mem_alloc", [_int, _int, _int, _sz, _P(_vp)])
+sg_mem_free = _proto("sg_mem_free", [_vp])
+sg_mem_kind = _proto("sg_mem_kind", [_vp, _P(_int)])
+sg_mem_copy = _proto("sg_mem_copy", [_vp, _vp, _sz])
+
+sg_node_index = _proto("sg_node_index", [sg_node], _u32)
+sg_graph_create = _proto("sg_graph_create", [_P(_vp)])
+sg_graph_destroy = _proto("sg_graph_destroy", [_vp])
+_deps = [_P(sg_node), _sz, _P(sg_node)]
+sg_graph_add_copy = _proto("sg_graph_add_copy", [_vp, _P(sg_copy_desc)] + _deps)
+sg_graph_add_kernel = _proto("sg_graph_add_kernel", [_vp, _P(sg_kernel_desc)] + _deps)
+sg_graph_add_memset = _proto("sg_graph_add_memset", [_vp, _P(sg_memset_desc)] + _deps)
+sg_graph_add_host = _proto("sg_graph_add_host", [_vp, _P(sg_host_desc)] + _deps)
+sg_graph_add_empty = _proto("sg_graph_add_empty", [_vp, ctypes.c_char_p] + _deps)
+sg_graph_add_edge = _proto("sg_graph_add_edge", [_vp, sg_node, sg_node])
+sg_graph_set_kernel = _proto("sg_graph_set_kernel", [_vp, sg_node, _P(sg_kernel_desc)])
+sg_graph_set_copy = _proto("sg_graph_set_copy", [_vp, sg_node, _P(sg_copy_desc)])
+sg_graph_set_memset = _proto("sg_graph_set_memset", [_vp, sg_node, _P(sg_memset_desc)])
+sg_graph_set_host = _proto("sg_graph_set_host", [_vp, sg_node, _P(sg_host_desc)])
+sg_graph_node_count = _proto("sg_graph_node_count", [_vp, _P(_sz)])
+sg_graph_edge_count = _proto("sg_graph_edge_count", [_vp, _P(_sz)])
+sg_graph_validate = _proto("sg_graph_validate", [_vp])
+
+sg_exec_options_init = _proto("sg_exec_options_init", [_P(sg_exec_options)], None)
+sg_exec_create = _proto("sg_exec_create", [_vp, _P(sg_exec_options), _P(_vp)])
+sg_exec_destroy = _proto("sg_exec_destroy", [_vp])
+sg_exec_launch = _proto("sg_exec_launch", [_vp, _vp])
+sg_exec_wait = _proto("sg_exec_wait", [_vp])
+sg_exec_query = _proto("sg_exec_query", [_vp])
+sg_exec_get_info = _proto("sg_exec_get_info", [_vp, _P(sg_exec_info)])
+sg_exec_get_stats = _proto("sg_exec_get_stats", [_vp, _P(sg_exec_stats)])
+sg_exec_set_kernel = _proto("sg_exec_set_kernel", [_vp, sg_node, _P(sg_kernel_desc)])
+sg_exec_set_copy = _proto("sg_exec_set_copy", [_vp, sg_node, _P(sg_copy_desc)])
+sg_exec_set_memset = _proto("sg_exec_set_memset", [_vp, sg_node, _P(sg_memset_desc)])
+sg_exec_set_host = _proto("sg_exec_set_host", [_vp, sg_node, _P(sg_host_desc)])
+sg_exec_update = _proto("sg_exec_update", [_vp, _vp])
+sg_exec_write_trace = _proto("sg_exec_write_trace", [_vp, ctypes.c_char_p])
+
+sg_pipeline_options_init = _proto("sg_pipeline_options_init", [_P(sg_pipeline_options)], None)
+sg_pipeline_create = _proto("sg_pipeline_create", [_vp, _P(sg_pipeline_options), _P(_vp)])
+sg_pipeline_destroy = _proto("sg_pipeline_destroy", [_vp])
+sg_pipeline_instance_bind = _proto("sg_pipeline_instance_bind",
+                                   [_P(sg_pipeline_instance), _P(sg_pipeline_bind), _sz])
+_submit = [_vp, _P(sg_pipeline_batch), _P(ctypes.c_uint64)]
+sg_pipeline_submit = _proto("sg_pipeline_submit", _submit)
+sg_pipeline_try_submit = _proto("sg_pipeline_try_submit", _submit)
+sg_pipeline_poll = _proto("sg_pipeline_poll", [_vp])
+sg_pipeline_wait = _proto("sg_pipeline_wait", [_vp, ctypes.c_uint64])
+sg_pipeline_drain = _proto("sg_pipeline_drain", [_vp])
+sg_pipeline_get_stats = _proto("sg_pipeline_get_stats", [_vp, _P(sg_pipeline_stats)])
+
+sg_live_allocations = _proto("sg_live_allocations", [], ctypes.c_long)
+
+sg_module_options_init = _proto("sg_module_options_init", [_P(sg_module_options)], None,
+                                optional=True)
+sg_module_create_from_source = _proto(
+    "sg_module_create_from_source", [ctypes.c_char_p, _P(sg_module_options), _P(_vp)],
+    optional=True)
+sg_module_create_from_image = _proto(
+    "sg_module_create_from_image", [_vp, _sz, _P(sg_module_options), _P(_vp)], optional=True)
+sg_module_create_from_file = _proto(
+    "sg_module_create_from_file", [ctypes.c_char_p, _P(sg_module_options), _P(_vp)],
+    optional=True)
+sg_module_destroy = _proto("sg_module_destroy", [_vp], optional=True)
+sg_module_get_kernel = _proto("sg_module_get_kernel", [_vp, ctypes.c_char_p, _P(_vp)],
+                              optional=True)
+sg_module_get_log = _proto("sg_module_get_log", [_vp, _P(ctypes.c_char_p)], optional=True)
+sg_module_get_stats = _proto("sg_module_get_stats", [_P(sg_module_stats)], optional=True)

@@ -1,0 +1,76 @@
+"""Python callables called from the library's threads.
+
+ctypes takes the GIL around each call of a Python callback, and releases it
+during every call into the library, so a host node runs while the thread that
+launched it waits in ``Exec.wait()``. A callback that raises makes its node
+fail (host nodes: SG_ERR_CALLBACK, naming the node); the exception is kept
+and chained as the ``__cause__`` of the StreamgraphError that reports the
+failure. Host twins cannot fail a launch, so their exceptions are raised by
+the next ``wait()`` instead.
+"""
+import threading
+
+from . import _lib
+from .errors import StreamgraphError, check
+
+_lock = threading.Lock()
+_raised = []          # exceptions raised by callbacks, oldest first
+_objects = {}         # id -> Python object passed through a C void* (host node data)
+_next_id = [1]
+
+
+def record(exc):
+    with _lock:
+        _raised.append(exc)
+
+
+def take_raised():
+    with _lock:
+        out = list(_raised)
+        _raised.clear()
+    return out
+
+
+def check_call(code, call):
+    """check() for calls that run callbacks: chains what a callback raised."""
+    raised = take_raised()
+    if code not in (_lib.SG_OK, _lib.SG_NOT_READY):
+        check(code, call, raised[0] if raised else None)
+    if raised:  # a host twin raised, which cannot fail the launch itself
+        raise StreamgraphError(_lib.STATUS["SG_ERR_CALLBACK"],
+                               "%s: a Python callback raised %r" % (call, raised[0]),
+                               call) from raised[0]
+    return code
+
+
+def hold(obj):
+    """A non-zero id standing for `obj` in a C void*, until release(id)."""
+    with _lock:
+        key = _next_id[0]
+        _next_id[0] += 1
+        _objects[key] = obj
+    return key
+
+
+def lookup(key):
+    with _lock:
+        return _objects.get(key)
+
+
+def release(key):
+    with _lock:
+        _objects.pop(key, None)
+
+
+def host_callback(fn):
+    """The C function of a host node calling ``fn()`` (or ``fn(data)`` when
+    the node's user data is set through a pipeline bind). Its return value is
+    ignored; an exception fails the node."""
+    def trampoline(user_data):
+        try:
+            fn() if not user_data else fn(lookup(user_data))
+            return 0
+        except BaseException as e:  # noqa: B902 - every failure must reach the caller
+            record(e)
+            return 1
+    return _lib.host_fn(trampoline)

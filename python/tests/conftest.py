@@ -1,0 +1,43 @@
+"""Shared fixtures. Tests marked `gpu` need a CUDA device (and skip without
+one); the others run on the host backend everywhere. Seeds are printed on
+failure through the test ids and assertion messages."""
+import os
+
+import pytest
+
+import streamgraph as sg
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "gpu: needs a CUDA device (skips without one)")
+
+
+def has_gpu():
+    return sg.cuda_device_count() > 0 and os.environ.get("SG_BACKEND") != "host"
+
+
+@pytest.fixture
+def gpu():
+    if not has_gpu():
+        pytest.skip("no CUDA device (or a build without CUDA)")
+
+
+@pytest.fixture
+def torch_cuda(gpu):
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("PyTorch sees no CUDA device")
+    return torch
+
+
+@pytest.fixture
+def live_allocations():
+    """Checks that what a test made is all freed: the library's allocation
+    count is back at its start value once the test's objects are gone."""
+    import gc
+    gc.collect()
+    before = sg._lib.sg_live_allocations()
+    yield
+    gc.collect()
+    after = sg._lib.sg_live_allocations()
+    assert after <= before, "%d allocations of the library leaked" % (after - before)
