@@ -45,6 +45,7 @@ typedef enum sg_status {
   SG_ERR_WOULD_BLOCK,         /* a non-blocking call could not proceed now */
   SG_ERR_UNSUPPORTED,         /* a valid request this build or backend cannot carry out */
   SG_ERR_STOPPED,             /* the object was stopped by an earlier error */
+  SG_ERR_COMPILE,             /* the run-time compiler rejected a source; the message has its log */
   SG_STATUS_COUNT_            /* not a status: the number of them */
 } sg_status;
 

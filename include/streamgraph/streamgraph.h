@@ -5,7 +5,8 @@
  * nodes (graph.h); turn the graph into an executable (exec.h) that runs it on
  * several CUDA streams, as one CUDA Graph, or on host threads; inspect the
  * plan (plan.h); stage pageable copies through pinned memory (staging.h);
- * run it over a stream of batches (pipeline.h).
+ * run it over a stream of batches (pipeline.h); compile kernels from source at
+ * run time (module.h).
  */
 #ifndef STREAMGRAPH_H
 #define STREAMGRAPH_H
@@ -18,5 +19,6 @@
 #include "staging.h"
 #include "exec.h"
 #include "pipeline.h"
+#include "module.h"
 
 #endif

@@ -31,6 +31,7 @@ static const struct {
     [SG_ERR_WOULD_BLOCK] = {"SG_ERR_WOULD_BLOCK", "the call would block"},
     [SG_ERR_UNSUPPORTED] = {"SG_ERR_UNSUPPORTED", "not supported by this build or backend"},
     [SG_ERR_STOPPED] = {"SG_ERR_STOPPED", "stopped by an earlier error"},
+    [SG_ERR_COMPILE] = {"SG_ERR_COMPILE", "the run-time compiler rejected the source"},
 };
 
 const char *sg_status_name(sg_status status) {

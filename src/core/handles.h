@@ -15,7 +15,8 @@ typedef enum sg__handle_type {
   SG__HANDLE_EXEC,
   SG__HANDLE_PLAN,
   SG__HANDLE_POOL,
-  SG__HANDLE_PIPELINE
+  SG__HANDLE_PIPELINE,
+  SG__HANDLE_MODULE
 } sg__handle_type;
 
 /* SG_OK, or SG_ERR_OUT_OF_MEMORY with a message. */

@@ -7,6 +7,7 @@
 
 #include "core/checked.h"
 #include "core/error.h"
+#include "core/kernel_owner.h"
 #include "core/memory_table.h"
 #include "core/sys.h"
 
@@ -268,6 +269,9 @@ sg_status sg__node_from_kernel_reusing(const sg_kernel_desc *desc, const sg__whe
   k->arg_sizes = NULL;
   k->arg_blob_bytes = blob ? blob_bytes : 0;
   k->host_twin = desc->host_twin;
+  k->owner = desc->func_kind == SG_KERNEL_CUDA_KERNEL && desc->func
+                 ? sg__kernel_owner_retain_kernel(desc->func)
+                 : NULL;
   if (blob) {
     /* Arguments are captured by value now: the caller's storage may change. */
     k->arg_sizes = (size_t *)(blob + k->arg_count);
@@ -369,6 +373,7 @@ sg_status sg__node_empty(const char *name, const sg__where *where, sg__node *out
 sg_status sg__node_clone(const sg__node *src, sg__node *dst) {
   *dst = *src;
   dst->name = NULL;
+  if (src->kind == SG__NODE_KERNEL) dst->u.kernel.owner = NULL; /* held once the copy is whole */
   if (src->name && !(dst->name = sg__strdup(src->name))) return SG_ERR_OUT_OF_MEMORY;
   if (src->kind == SG__NODE_KERNEL && src->u.kernel.arg_ptrs) {
     sg__kernel *k = &dst->u.kernel;
@@ -382,6 +387,10 @@ sg_status sg__node_clone(const sg__node *src, sg__node *dst) {
     link_args(k);
   }
   if (src->kind == SG__NODE_STREAM_FN) atomic_fetch_add(&src->u.stream_fn->refs, 1);
+  if (src->kind == SG__NODE_KERNEL && src->u.kernel.owner) {
+    dst->u.kernel.owner = src->u.kernel.owner;
+    sg__kernel_owner_retain(dst->u.kernel.owner);
+  }
   return SG_OK;
 }
 
@@ -389,6 +398,8 @@ static void release_params(sg__node *node) {
   if (node->kind == SG__NODE_KERNEL) {
     sg__free(node->u.kernel.arg_ptrs);
     node->u.kernel.arg_ptrs = NULL;
+    if (node->u.kernel.owner) sg__kernel_owner_release(node->u.kernel.owner);
+    node->u.kernel.owner = NULL;
   } else if (node->kind == SG__NODE_STREAM_FN && node->u.stream_fn) {
     sg__stream_fn_payload *p = node->u.stream_fn;
     if (atomic_fetch_sub(&p->refs, 1) == 1) {

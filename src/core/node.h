@@ -45,6 +45,9 @@ typedef struct sg__kernel {
   size_t *arg_sizes;
   size_t arg_blob_bytes;
   sg_host_twin_fn host_twin;
+  /* The owner of a registered cudaKernel_t (a module), held while this node
+   * names it; NULL for every other kernel (core/kernel_owner.h). */
+  struct sg__kernel_owner *owner;
 } sg__kernel;
 
 typedef struct sg__memset {

@@ -6,6 +6,7 @@ list(APPEND SG_C_SOURCES
   core/sys.c
   core/handles.c
   core/memory.c
+  core/kernel_owner.c
   core/node.c
   core/edge_set.c
   core/text.c

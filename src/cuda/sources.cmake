@@ -18,9 +18,16 @@ list(APPEND SG_CUDA_C_SOURCES
   cuda/graph_kernel_update.c
   cuda/stage_mem.c
   cuda/stage_lanes.c
-  cuda/staged_copy.c)
+  cuda/staged_copy.c
+  cuda/module_library.c)
+# Run-time modules: NVRTC when the toolkit has it.
+if(SG_HAVE_NVRTC)
+  list(APPEND SG_CUDA_C_SOURCES cuda/module_nvrtc.c)
+else()
+  list(APPEND SG_CUDA_C_SOURCES cuda/no_nvrtc.c)
+endif()
 # Without CUDA: what the rest of the library asks of this folder, answered
 # "no device".
 if(NOT SG_HAVE_CUDA)
-  list(APPEND SG_C_SOURCES cuda/no_cuda.c)
+  list(APPEND SG_C_SOURCES cuda/no_cuda.c cuda/no_cuda_module.c)
 endif()
