@@ -48,7 +48,7 @@ static void module_release(sg__kernel_owner *owner) {
   sg_module *m = (sg_module *)owner;
   sg__library_unload(m->library, m->device);
   module_free(m);
-  atomic_fetch_sub(&sg__module_counts.live, 1);
+  sg__module_count(SG__COUNT_LIVE, -1);
 }
 
 void sg_module_options_init(sg_module_options *opts) {
@@ -104,8 +104,8 @@ static sg_status make_module(const void *image, const char *name, int device,
     return sg__fail(st, "%s: out of memory", fn);
   }
   sg__kernel_owner_init(&m->owner, module_release);
-  atomic_fetch_add(&sg__module_counts.loads, 1);
-  atomic_fetch_add(&sg__module_counts.live, 1);
+  sg__module_count(SG__COUNT_LOADS, 1);
+  sg__module_count(SG__COUNT_LIVE, 1);
   *out = m;
   return SG_OK;
 }
@@ -266,12 +266,6 @@ sg_status sg_module_get_log(const sg_module *module, const char **log) {
 
 sg_status sg_module_get_stats(sg_module_stats *stats) {
   if (!stats) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: stats is NULL", __func__);
-  stats->compiles = atomic_load(&sg__module_counts.compiles);
-  stats->cache_hits = atomic_load(&sg__module_counts.cache_hits);
-  stats->cache_misses = atomic_load(&sg__module_counts.cache_misses);
-  stats->cache_stores = atomic_load(&sg__module_counts.cache_stores);
-  stats->cache_errors = atomic_load(&sg__module_counts.cache_errors);
-  stats->loads = atomic_load(&sg__module_counts.loads);
-  stats->live_modules = atomic_load(&sg__module_counts.live);
+  sg__module_counts_read(stats);
   return SG_OK;
 }

@@ -3,6 +3,7 @@
  * cannot be used is counted (cache_errors) and compiling goes on. */
 #include "module/module_compile.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -12,7 +13,21 @@
 #include "core/sys.h"
 #include "module/module_cache.h"
 
-sg__module_counters sg__module_counts;
+static atomic_ullong counts[SG__COUNT_KINDS];
+
+void sg__module_count(sg__module_counter which, long delta) {
+  atomic_fetch_add(&counts[which], (unsigned long long)delta);
+}
+
+void sg__module_counts_read(sg_module_stats *out) {
+  out->compiles = atomic_load(&counts[SG__COUNT_COMPILES]);
+  out->cache_hits = atomic_load(&counts[SG__COUNT_CACHE_HITS]);
+  out->cache_misses = atomic_load(&counts[SG__COUNT_CACHE_MISSES]);
+  out->cache_stores = atomic_load(&counts[SG__COUNT_CACHE_STORES]);
+  out->cache_errors = atomic_load(&counts[SG__COUNT_CACHE_ERRORS]);
+  out->loads = atomic_load(&counts[SG__COUNT_LOADS]);
+  out->live_modules = atomic_load(&counts[SG__COUNT_LIVE]);
+}
 
 #define DEFAULT_NAME "module.cu"
 
@@ -98,27 +113,27 @@ sg_status sg__module_compile(const char *source, const sg_module_options *opts, 
   if (st) return st;
   char dir[4096];
   int use_cache = sg__cache_dir(opts, dir, sizeof dir);
-  if (use_cache < 0) atomic_fetch_add(&sg__module_counts.cache_errors, 1);
+  if (use_cache < 0) sg__module_count(SG__COUNT_CACHE_ERRORS, 1);
   if (use_cache > 0) {
     int rc = sg__cache_load(dir, &key, req.name_expression_count, out);
     if (rc == 1) {
-      atomic_fetch_add(&sg__module_counts.cache_hits, 1);
+      sg__module_count(SG__COUNT_CACHE_HITS, 1);
       sg__cache_key_free(&key);
       copy_log(opts, out->log);
       return SG_OK;
     }
-    atomic_fetch_add(&sg__module_counts.cache_misses, 1);
-    if (rc < 0) atomic_fetch_add(&sg__module_counts.cache_errors, 1);
+    sg__module_count(SG__COUNT_CACHE_MISSES, 1);
+    if (rc < 0) sg__module_count(SG__COUNT_CACHE_ERRORS, 1);
   }
 
-  atomic_fetch_add(&sg__module_counts.compiles, 1);
+  sg__module_count(SG__COUNT_COMPILES, 1);
   st = sg__nvrtc_compile(&req, out, fn);
   if (st == SG_OK || st == SG_ERR_COMPILE) copy_log(opts, out->log);
   if (st == SG_OK && use_cache > 0) {
     if (sg__cache_store(dir, &key, out) == 0)
-      atomic_fetch_add(&sg__module_counts.cache_stores, 1);
+      sg__module_count(SG__COUNT_CACHE_STORES, 1);
     else
-      atomic_fetch_add(&sg__module_counts.cache_errors, 1);
+      sg__module_count(SG__COUNT_CACHE_ERRORS, 1);
   }
   sg__cache_key_free(&key);
   if (st) sg__compiled_free(out);

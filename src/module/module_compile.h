@@ -3,15 +3,22 @@
 #ifndef SG_MODULE_MODULE_COMPILE_H
 #define SG_MODULE_MODULE_COMPILE_H
 
-#include <stdatomic.h>
-
 #include "module/module_port.h"
 
-typedef struct sg__module_counters {
-  atomic_ullong compiles, cache_hits, cache_misses, cache_stores, cache_errors, loads, live;
-} sg__module_counters;
+/* The process's counters, each a field of sg_module_stats. */
+typedef enum sg__module_counter {
+  SG__COUNT_COMPILES,
+  SG__COUNT_CACHE_HITS,
+  SG__COUNT_CACHE_MISSES,
+  SG__COUNT_CACHE_STORES,
+  SG__COUNT_CACHE_ERRORS,
+  SG__COUNT_LOADS,
+  SG__COUNT_LIVE,
+  SG__COUNT_KINDS
+} sg__module_counter;
 
-extern sg__module_counters sg__module_counts;
+void sg__module_count(sg__module_counter which, long delta);
+void sg__module_counts_read(sg_module_stats *out);
 
 /* 1 if `options` name a target architecture ("-arch", "--gpu-architecture"). */
 int sg__options_name_arch(const char *const *options, unsigned count);
