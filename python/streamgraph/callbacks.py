@@ -14,29 +14,34 @@ from . import _lib
 from .errors import StreamgraphError, check
 
 _lock = threading.Lock()
-_raised = []          # exceptions raised by callbacks, oldest first
+_raised = []          # (exception, the library reports the failure), oldest first
 _objects = {}         # id -> Python object passed through a C void* (host node data)
 _next_id = [1]
 
 
-def record(exc):
+def record(exc, reported=False):
+    """Keeps what a callback raised. `reported`: the callback's failure
+    reaches the library (a host node returning non-zero), which reports it
+    in due course; otherwise (host twins, completion callbacks) the next
+    call that checks raises it."""
     with _lock:
-        _raised.append(exc)
-
-
-def take_raised():
-    with _lock:
-        out = list(_raised)
-        _raised.clear()
-    return out
+        _raised.append((exc, reported))
 
 
 def check_call(code, call):
-    """check() for calls that run callbacks: chains what a callback raised."""
-    raised = take_raised()
+    """check() for calls that run callbacks: a failure gets the exception a
+    callback raised as its cause; a success raises what an unreported
+    callback raised."""
+    with _lock:
+        if code not in (_lib.SG_OK, _lib.SG_NOT_READY):
+            raised = [e for e, _ in _raised]
+            _raised.clear()
+        else:
+            raised = [e for e, reported in _raised if not reported]
+            _raised[:] = [(e, r) for e, r in _raised if r]
     if code not in (_lib.SG_OK, _lib.SG_NOT_READY):
         check(code, call, raised[0] if raised else None)
-    if raised:  # a host twin raised, which cannot fail the launch itself
+    if raised:
         raise StreamgraphError(_lib.STATUS["SG_ERR_CALLBACK"],
                                "%s: a Python callback raised %r" % (call, raised[0]),
                                call) from raised[0]
@@ -71,6 +76,6 @@ def host_callback(fn):
             fn() if not user_data else fn(lookup(user_data))
             return 0
         except BaseException as e:  # noqa: B902 - every failure must reach the caller
-            record(e)
+            record(e, reported=True)
             return 1
     return _lib.host_fn(trampoline)

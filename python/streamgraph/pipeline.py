@@ -168,7 +168,7 @@ class Pipeline:
                 self._setup(inst)
             return 0
         except BaseException as e:  # noqa: B902
-            callbacks.record(e)
+            callbacks.record(e, reported=True)
             return 1
 
     def _teardown_cb(self, c_instance, user):
