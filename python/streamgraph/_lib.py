@@ -293,7 +293,8 @@ sg_pipeline_wait = _proto("sg_pipeline_wait", [_vp, ctypes.c_uint64])
 sg_pipeline_drain = _proto("sg_pipeline_drain", [_vp])
 sg_pipeline_get_stats = _proto("sg_pipeline_get_stats", [_vp, _P(sg_pipeline_stats)])
 
-sg_live_allocations = _proto("sg_live_allocations", [], ctypes.c_long)
+# Testing support (streamgraph/testing.h); a library may leave it out.
+sg_live_allocations = _proto("sg_live_allocations", [], ctypes.c_long, optional=True)
 
 sg_module_options_init = _proto("sg_module_options_init", [_P(sg_module_options)], None,
                                 optional=True)

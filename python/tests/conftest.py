@@ -35,6 +35,8 @@ def live_allocations():
     """Checks that what a test made is all freed: the library's allocation
     count is back at its start value once the test's objects are gone."""
     import gc
+    if sg._lib.sg_live_allocations is None:
+        pytest.skip("this library does not export sg_live_allocations")
     gc.collect()
     before = sg._lib.sg_live_allocations()
     yield

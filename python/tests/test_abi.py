@@ -9,7 +9,11 @@ import pytest
 
 from streamgraph import _lib
 
-INCLUDE = os.path.join(os.path.dirname(__file__), "..", "..", "include")
+# The headers: the source tree's, plus the build's generated ones
+# (STREAMGRAPH_INCLUDE, set by CTest: folders separated by ':').
+INCLUDES = [p for p in os.environ.get("STREAMGRAPH_INCLUDE", "").split(":") if p] or [
+    os.path.join(os.path.dirname(__file__), "..", "..", "include")]
+INCLUDE = INCLUDES[0]
 
 STRUCTS = [
     "sg_node", "sg_dim3", "sg_kernel_launch", "sg_copy_desc", "sg_kernel_desc",
@@ -44,7 +48,8 @@ def test_structures_match_the_headers(tmp_path):
     src = tmp_path / "abi.c"
     src.write_text("\n".join(lines) + "\n")
     exe = tmp_path / "abi"
-    subprocess.run([cc, "-std=c11", "-I", INCLUDE, str(src), "-o", str(exe)], check=True)
+    flags = [x for d in INCLUDES for x in ("-I", d)]
+    subprocess.run([cc, "-std=c11"] + flags + [str(src), "-o", str(exe)], check=True)
     got = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.split("\n")
     mismatches = [(e, g) for e, g in zip(expected, got) if e != g]
     assert not mismatches, "ctypes vs C (expected, got): %r" % mismatches
