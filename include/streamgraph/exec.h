@@ -143,7 +143,15 @@ SG_API sg_status sg_exec_set_host(sg_exec *exec, sg_node node, const sg_host_des
 /* Re-applies a (possibly edited) graph. With the same topology and node kinds
  * only parameters change (in place, no re-plan); otherwise the executable is
  * re-planned and rebuilt, and stats.rebuilds says so. Waits for launches in
- * flight first. */
+ * flight first.
+ *
+ * A rebuild is all or nothing: the new state is built beside the old one
+ * (for that moment both hold their threads, streams and staging rings), so
+ * a rebuild that fails (a node this backend cannot run, out of memory, a
+ * thread or CUDA failure) returns the error, named for sg_exec_update, and
+ * leaves the executable as it was and usable. A parameter update applies
+ * node by node, in index order: when one node is refused, the nodes before
+ * it have their new parameters and the others keep theirs. */
 SG_API sg_status sg_exec_update(sg_exec *exec, const sg_graph *graph);
 
 #ifdef __cplusplus

@@ -55,7 +55,7 @@ static int grow_arrays(sg__edge_set *set, uint32_t cap) {
  * two, so a set holds at most 2^30 edges. */
 static sg_status reserve(sg__edge_set *set, uint32_t extra, int indexed) {
   uint64_t need = (uint64_t)set->count + extra;
-  if (need > (uint64_t)1 << 30) return SG_ERR_OUT_OF_MEMORY;
+  if (need > SG__MAX_EDGES) return SG_ERR_OUT_OF_MEMORY;
   if (indexed) {
     uint64_t index_cap = set->index_capacity ? set->index_capacity : 64;
     while (need * 2 > index_cap) index_cap *= 2;

@@ -12,6 +12,10 @@
 
 #include "streamgraph/status.h"
 
+/* The most edges a set holds: its index, twice as large and a power of two,
+ * must fit a 32-bit capacity. */
+#define SG__MAX_EDGES ((uint32_t)1 << 30)
+
 typedef struct sg__edge_set {
   uint32_t *from;
   uint32_t *to;

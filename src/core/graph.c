@@ -147,8 +147,12 @@ sg_status sg_graph_add_edge(sg_graph *graph, sg_node from, sg_node to) {
                     sg__node_label(&graph->nodes[f], f, label));
   }
   int added;
-  if (sg__edge_set_add(&graph->edges, f, t, &added))
+  if (sg__edge_set_add(&graph->edges, f, t, &added)) {
+    if (graph->edges.count >= SG__MAX_EDGES)
+      return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: the graph holds %u edges, the most a graph can",
+                      __func__, graph->edges.count);
     return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", __func__);
+  }
   return SG_OK;
 }
 

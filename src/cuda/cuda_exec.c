@@ -150,8 +150,7 @@ static sg_status device_limits(sg__cuda_state *b, const char *fn) {
   return err == cudaSuccess ? SG_OK : sg__cuda_fail(err, "cudaDeviceGetAttribute", fn);
 }
 
-static sg_status cuda_create(sg_exec *exec) {
-  static const char fn[] = "sg_exec_create";
+static sg_status cuda_create(sg_exec *exec, const char *fn) {
   sg__cuda_state *b = sg__calloc(1, sizeof *b);
   if (!b) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
   b->exec = exec;
@@ -166,9 +165,9 @@ static sg_status cuda_create(sg_exec *exec) {
   st = device_limits(b, fn);
   if (!st) st = setup_nodes(b, fn);
   /* staging: routes, and in graph mode the rings a build bakes in */
-  if (!st) st = sg__staging_create(exec, exec->options.mode == SG_MODE_GRAPH, &b->staging);
+  if (!st) st = sg__staging_create(exec, exec->options.mode == SG_MODE_GRAPH, fn, &b->staging);
   if (!st)
-    st = exec->options.mode == SG_MODE_GRAPH ? sg__cuda_graph_create(b)
+    st = exec->options.mode == SG_MODE_GRAPH ? sg__cuda_graph_create(b, fn)
                                              : sg__cuda_streams_make(b, exec->options.trace, fn);
   const int device = b->device;
   if (st) {

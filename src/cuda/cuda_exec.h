@@ -192,7 +192,7 @@ sg_status sg__cuda_streams_trace(sg__cuda_state *b, uint64_t *start_ns, uint64_t
 /* ---- graph_mode.c, graph_explicit.c, graph_capture.c, graph_update.c,
  * graph_kernel_update.c ------------------------------------------------- */
 
-sg_status sg__cuda_graph_create(sg__cuda_state *b);
+sg_status sg__cuda_graph_create(sg__cuda_state *b, const char *fn);
 /* The instantiated graph of a graph-mode CUDA executable and the graph node
  * of each node (indexed like the snapshot; NULL where none), valid until
  * the next rebuild. For benchmarks: bench/launch_bench.cu updates our own

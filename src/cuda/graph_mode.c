@@ -55,8 +55,7 @@ sg_status sg__cuda_graph_rebuild(sg__cuda_state *b, const char *fn) {
   return SG_OK;
 }
 
-sg_status sg__cuda_graph_create(sg__cuda_state *b) {
-  static const char fn[] = "sg_exec_create";
+sg_status sg__cuda_graph_create(sg__cuda_state *b, const char *fn) {
   sg_status st = b->exec->options.build == SG_BUILD_CAPTURE ? sg__cuda_streams_make(b, 0, fn)
                                                             : sg__cuda_streams_make_one(b, fn);
   if (st || b->s->node_count == 0) return st;

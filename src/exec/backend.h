@@ -18,8 +18,11 @@ struct sg__schedule;
 typedef struct sg__backend_ops {
   const char *name;
   /* Checks the snapshot can run here (host twins, pointers) and builds the
-   * backend's state in exec->backend. On failure frees what it took. */
-  sg_status (*create)(sg_exec *exec);
+   * backend's state in exec->backend. On failure frees what it took.
+   * Messages start with `fn`: sg_exec_create, or sg_exec_update when a new
+   * topology is built (beside the old state, which stays until the new one
+   * is complete). */
+  sg_status (*create)(sg_exec *exec, const char *fn);
   /* Frees the backend's state. Called with nothing in flight. */
   void (*destroy)(sg_exec *exec);
   /* Enqueues one launch (the core has checked the executable is not failed). */

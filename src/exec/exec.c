@@ -89,7 +89,7 @@ sg_status sg_exec_create(const sg_graph *graph, const sg_exec_options *opts, sg_
   }
   st = plan_graph(graph, o.max_streams, __func__, &e->snap, &e->plan);
   if (st) goto fail_lock;
-  if ((st = e->ops->create(e))) goto fail_plan;
+  if ((st = e->ops->create(e, __func__))) goto fail_plan;
   if ((st = sg__handle_register(e, SG__HANDLE_EXEC))) goto fail_backend;
   *out = e;
   return SG_OK;

@@ -5,7 +5,8 @@
 #define SG_EXEC_EXEC_H
 
 /* The stream limit an executable or plan gets when the caller gives none:
- * CUDA_DEVICE_MAX_CONNECTIONS when it is set to a positive number, else 8.
+ * CUDA_DEVICE_MAX_CONNECTIONS when it is a plain positive decimal number
+ * (digits only: anything else is ignored), else 8.
  * The device runs that many hardware queues at once, so more streams buy
  * nothing. */
 unsigned sg__default_max_streams(void);

@@ -77,7 +77,10 @@ SET_EXEC_NODE(sg_exec_set_memset, sg_memset_desc, sg__node_from_memset(desc, &wh
 SET_EXEC_NODE(sg_exec_set_host, sg_host_desc, sg__node_from_host(desc, &where, &fresh),
               SG__NODE_HOST)
 
-/* Same topology: push each changed node through the backend. */
+/* Same topology: push each changed node through the backend, in index
+ * order. A node the backend refuses stops there: the nodes before it have
+ * their new parameters, the rest keep theirs (each node is consistent, and
+ * the executable stays usable). */
 static sg_status update_params(sg_exec *exec, sg__snapshot *fresh) {
   for (uint32_t i = 0; i < fresh->node_count; i++) {
     if (sg__node_params_equal(&exec->snap.nodes[i], &fresh->nodes[i])) continue;
@@ -87,26 +90,45 @@ static sg_status update_params(sg_exec *exec, sg__snapshot *fresh) {
   return SG_OK;
 }
 
-/* New topology: re-plan and rebuild the backend's state. If the rebuild
- * fails the executable is left failed (it has no runnable state). */
+/* New topology: a new plan and backend state, built beside the old ones,
+ * which go only once the new state is complete. A failure (a node this
+ * backend cannot run, an allocation, a thread, a CUDA call) leaves the
+ * executable exactly as it was, and usable. For that moment both states
+ * exist: two sets of worker threads or streams, two sets of graph-mode
+ * staging rings (a pool must hold both). */
 static sg_status rebuild(sg_exec *exec, sg__snapshot *fresh, const char *fn) {
   sg_plan *plan;
   sg_status st = sg__plan_build(fresh, exec->options.max_streams, 1, &plan);
   if (st) return sg__plan_prefix_failure(st, fn);
-  exec->ops->wait(exec);
-  exec->ops->destroy(exec);
-  exec->backend = NULL;
-  sg__plan_free(exec->plan);
-  sg__snapshot_free(&exec->snap);
+  exec->ops->wait(exec); /* nothing of the old state runs while the new one is made */
+  const sg__snapshot old_snap = exec->snap;
+  sg_plan *const old_plan = exec->plan;
+  void *const old_backend = exec->backend;
+  /* A backend builds from exec->snap and exec->plan, into exec->backend. */
   exec->snap = *fresh;
-  memset(fresh, 0, sizeof *fresh);
   exec->plan = plan;
-  st = exec->ops->create(exec);
+  exec->backend = NULL;
+  st = exec->ops->create(exec, fn);
   if (st) {
-    sg__exec_fail(exec, st, "%s: rebuilding after a topology change failed: %s", fn,
-                  sg_last_error());
+    exec->snap = old_snap;
+    exec->plan = old_plan;
+    exec->backend = old_backend;
+    sg__plan_free(plan); /* `fresh` stays the caller's */
     return st;
   }
+  void *const new_backend = exec->backend;
+  memset(fresh, 0, sizeof *fresh); /* moved into the executable */
+  /* The old state is destroyed with the snapshot and plan it was built for. */
+  const sg__snapshot new_snap = exec->snap;
+  exec->snap = old_snap;
+  exec->plan = old_plan;
+  exec->backend = old_backend;
+  exec->ops->destroy(exec);
+  sg__plan_free(old_plan);
+  sg__snapshot_free(&exec->snap);
+  exec->snap = new_snap;
+  exec->plan = plan;
+  exec->backend = new_backend;
   sg__mutex_lock(&exec->lock);
   exec->stats.rebuilds++;
   sg__mutex_unlock(&exec->lock);

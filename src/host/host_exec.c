@@ -132,8 +132,7 @@ static void host_destroy(sg_exec *exec) {
   exec->backend = NULL;
 }
 
-static sg_status host_create(sg_exec *exec) {
-  static const char fn[] = "sg_exec_create";
+static sg_status host_create(sg_exec *exec, const char *fn) {
   for (uint32_t i = 0; i < exec->snap.node_count; i++) {
     sg_status st = sg__host_check_node(&exec->snap.nodes[i], i, fn);
     if (st) return st;
@@ -159,7 +158,7 @@ static sg_status host_create(sg_exec *exec) {
   }
   /* staging: graph mode takes its rings now, streams mode at each run */
   sg_status staging_st =
-      sg__staging_create(exec, exec->options.mode == SG_MODE_GRAPH, &b->staging);
+      sg__staging_create(exec, exec->options.mode == SG_MODE_GRAPH, fn, &b->staging);
   if (staging_st) {
     free_backend(b);
     return staging_st;

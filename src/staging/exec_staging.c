@@ -222,8 +222,7 @@ void sg__staging_destroy(sg__staging *st) {
   sg__free(st);
 }
 
-sg_status sg__staging_create(sg_exec *exec, int persistent, sg__staging **out) {
-  static const char fn[] = "sg_exec_create";
+sg_status sg__staging_create(sg_exec *exec, int persistent, const char *fn, sg__staging **out) {
   *out = NULL;
   const sg_staging_options *o = &exec->options.staging;
   int on_cuda = exec->options.backend == SG_BACKEND_CUDA;

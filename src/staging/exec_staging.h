@@ -81,8 +81,8 @@ typedef struct sg__staging {
  * memcpy runs in order): the backend then copies directly. `persistent`:
  * graph mode (every candidate's state is prepared now; SG_ERR_POOL_EXHAUSTED
  * when the pool cannot hold the rings). Errors come with their message,
- * prefixed "sg_exec_create". */
-sg_status sg__staging_create(sg_exec *exec, int persistent, sg__staging **out);
+ * prefixed `fn` (sg_exec_create, or sg_exec_update for a new topology). */
+sg_status sg__staging_create(sg_exec *exec, int persistent, const char *fn, sg__staging **out);
 /* Nothing of the executable may be in flight. NULL is accepted. */
 void sg__staging_destroy(sg__staging *st);
 

@@ -19,9 +19,9 @@
 // arithmetic, never pointer wrap-around (defect 2).
 #define SG_FUZZ_CHECK_WRAP (SG_FUZZ_STRICT || 0)
 // CUDA_DEVICE_MAX_CONNECTIONS is read as digits only (defect 5).
-#define SG_FUZZ_CHECK_ENV (SG_FUZZ_STRICT || 0)
+#define SG_FUZZ_CHECK_ENV 1
 // A failed sg_exec_update leaves the executable as it was, usable, and its
 // message names sg_exec_update (defect 3).
-#define SG_FUZZ_CHECK_UPDATE (SG_FUZZ_STRICT || 0)
+#define SG_FUZZ_CHECK_UPDATE 1
 
 #endif
