@@ -9,7 +9,12 @@
  * Launches are asynchronous. Launches of one executable run in launch order,
  * one after the other; concurrency across iterations comes from several
  * executables in flight (see streamgraph/pipeline.h), never from racing one
- * executable against itself. An executable is used from one thread at a time.
+ * executable against itself. An executable is used from one thread at a time:
+ * a call that finds another call of the executable still running (on another
+ * thread, or a host callback of its own launch calling back into it) answers
+ * SG_ERR_BUSY, naming itself, instead of racing or waiting for itself.
+ * Inspection (sg_exec_get_info, _get_stats, _get_plan) may run beside other
+ * inspection.
  *
  * When a launch fails (a host callback returns non-zero, a CUDA call fails,
  * a kernel faults) the executable becomes failed: sg_exec_wait and

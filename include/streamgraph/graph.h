@@ -5,6 +5,10 @@
  * A graph is built once and turned into executables (streamgraph/exec.h). An
  * executable snapshots the graph, so the graph may be edited or destroyed
  * afterwards. A graph is not thread-safe: build it from one thread at a time.
+ * A call that changes the graph while another call uses it (on another
+ * thread) answers SG_ERR_BUSY instead of racing; calls that only read it
+ * (queries, sg_graph_validate, and sg_exec_create, sg_exec_update and
+ * sg_plan_create, which copy it) may run together.
  *
  * Every sg_graph_add_* call takes an optional list of dependencies (nodes that
  * must finish before the new node starts) and returns the new node through
@@ -114,7 +118,9 @@ typedef struct sg_memset_desc {
 /* ---- host callbacks ---------------------------------------------------- */
 /* Runs on a host thread when its dependencies are done. Returns 0 on success;
  * any other value fails the launch (SG_ERR_CALLBACK, naming the node and the
- * value). It must not call CUDA or streamgraph launch/wait functions. */
+ * value). It must not call CUDA or streamgraph launch/wait functions; a call
+ * back into its own executable or pipeline answers SG_ERR_BUSY (it could only
+ * wait for the launch running it). */
 typedef int (*sg_host_fn)(void *user_data);
 
 typedef struct sg_host_desc {

@@ -52,6 +52,11 @@
  *
  * Threads. A pipeline is used from one thread at a time, like an
  * executable. Every callback runs on that thread, inside a pipeline call.
+ * A pipeline call made while another thread is inside one, or from a host
+ * callback of one of the pipeline's own batches, answers SG_ERR_BUSY; one
+ * made from the bind or on_complete callback answers
+ * SG_ERR_INVALID_ARGUMENT (sg_pipeline_get_stats and _get_instance are
+ * allowed there).
  */
 #ifndef STREAMGRAPH_PIPELINE_H
 #define STREAMGRAPH_PIPELINE_H

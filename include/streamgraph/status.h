@@ -46,6 +46,9 @@ typedef enum sg_status {
   SG_ERR_UNSUPPORTED,         /* a valid request this build or backend cannot carry out */
   SG_ERR_STOPPED,             /* the object was stopped by an earlier error */
   SG_ERR_COMPILE,             /* the run-time compiler rejected a source; the message has its log */
+  SG_ERR_BUSY,                /* the object is in use by another call: another thread's (objects
+                                 are used from one thread at a time), or one that is waiting for
+                                 the callback making this call */
   SG_STATUS_COUNT_            /* not a status: the number of them */
 } sg_status;
 

@@ -32,6 +32,7 @@ static const struct {
     [SG_ERR_UNSUPPORTED] = {"SG_ERR_UNSUPPORTED", "not supported by this build or backend"},
     [SG_ERR_STOPPED] = {"SG_ERR_STOPPED", "stopped by an earlier error"},
     [SG_ERR_COMPILE] = {"SG_ERR_COMPILE", "the run-time compiler rejected the source"},
+    [SG_ERR_BUSY] = {"SG_ERR_BUSY", "in use by another call (another thread, or a callback's own caller)"},
 };
 
 const char *sg_status_name(sg_status status) {

@@ -30,8 +30,32 @@ sg_status sg_graph_create(sg_graph **out) {
   return SG_OK;
 }
 
+static const char graph_word[] = "graph";
+
+sg_status sg__graph_read_begin(const sg_graph *graph, const char *fn) {
+  return sg__in_use_enter_shared(&((sg_graph *)graph)->in_use, fn, graph_word);
+}
+
+void sg__graph_read_end(const sg_graph *graph) {
+  sg__in_use_leave_shared(&((sg_graph *)graph)->in_use);
+}
+
+/* The entry of a call that changes the graph: a live handle, not in use. */
+static sg_status enter(sg_graph *graph, const char *fn) {
+  sg_status st = sg__handle_check(graph, SG__HANDLE_GRAPH, fn, graph_word);
+  return st ? st : sg__in_use_enter(&graph->in_use, fn, graph_word);
+}
+
+static void leave(sg_graph *graph) { sg__in_use_leave(&graph->in_use); }
+
+/* The entry of a call that only reads it. */
+static sg_status enter_shared(const sg_graph *graph, const char *fn) {
+  sg_status st = sg__handle_check(graph, SG__HANDLE_GRAPH, fn, graph_word);
+  return st ? st : sg__graph_read_begin(graph, fn);
+}
+
 sg_status sg_graph_destroy(sg_graph *graph) {
-  sg_status st = sg__handle_check(graph, SG__HANDLE_GRAPH, __func__, "graph");
+  sg_status st = enter(graph, __func__);
   if (st) return st;
   sg__handle_unregister(graph);
   for (uint32_t i = 0; i < graph->node_count; i++) sg__node_free(&graph->nodes[i]);
@@ -107,14 +131,15 @@ oom:
 #define ADD_NODE(fn_name, desc_type, builder, kind_text)                                     \
   sg_status fn_name(sg_graph *graph, const desc_type *desc, const sg_node *deps,            \
                     size_t dep_count, sg_node *out) {                                       \
-    sg_status st = sg__handle_check(graph, SG__HANDLE_GRAPH, #fn_name, "graph");            \
-    if (!st) st = check_deps(graph, deps, dep_count, #fn_name);                            \
+    sg_status st = enter(graph, #fn_name);                                                  \
     if (st) return st;                                                                      \
+    st = check_deps(graph, deps, dep_count, #fn_name);                                      \
     sg__where where = {#fn_name, kind_text, desc ? desc->name : NULL, NULL, graph->node_count}; \
     sg__node node;                                                                          \
-    st = builder(desc, &where, &node);                                                      \
-    if (st) return st;                                                                      \
-    return append_node(graph, &node, deps, dep_count, out, #fn_name);                       \
+    if (!st) st = builder(desc, &where, &node);                                             \
+    if (!st) st = append_node(graph, &node, deps, dep_count, out, #fn_name);                \
+    leave(graph);                                                                           \
+    return st;                                                                              \
   }
 
 ADD_NODE(sg_graph_add_copy, sg_copy_desc, sg__node_from_copy, "copy")
@@ -125,42 +150,49 @@ ADD_NODE(sg_graph_add_stream_fn, sg_stream_fn_desc, sg__node_from_stream_fn, "st
 
 sg_status sg_graph_add_empty(sg_graph *graph, const char *name, const sg_node *deps,
                              size_t dep_count, sg_node *out) {
-  sg_status st = sg__handle_check(graph, SG__HANDLE_GRAPH, __func__, "graph");
-  if (!st) st = check_deps(graph, deps, dep_count, __func__);
+  sg_status st = enter(graph, __func__);
   if (st) return st;
+  st = check_deps(graph, deps, dep_count, __func__);
   sg__where where = {__func__, "empty", name, NULL, graph->node_count};
   sg__node node;
-  st = sg__node_empty(name, &where, &node);
-  if (st) return st;
-  return append_node(graph, &node, deps, dep_count, out, __func__);
+  if (!st) st = sg__node_empty(name, &where, &node);
+  if (!st) st = append_node(graph, &node, deps, dep_count, out, __func__);
+  leave(graph);
+  return st;
 }
 
-sg_status sg_graph_add_edge(sg_graph *graph, sg_node from, sg_node to) {
-  sg_status st = sg__handle_check(graph, SG__HANDLE_GRAPH, __func__, "graph");
+static sg_status add_edge(sg_graph *graph, sg_node from, sg_node to, const char *fn) {
   uint32_t f = 0, t = 0;
-  if (!st) st = sg__node_resolve(from, graph->serial, graph->node_count, __func__, "from", &f);
-  if (!st) st = sg__node_resolve(to, graph->serial, graph->node_count, __func__, "to", &t);
+  sg_status st = sg__node_resolve(from, graph->serial, graph->node_count, fn, "from", &f);
+  if (!st) st = sg__node_resolve(to, graph->serial, graph->node_count, fn, "to", &t);
   if (st) return st;
   if (f == t) {
     char label[SG__LABEL_BYTES];
-    return sg__fail(SG_ERR_SELF_EDGE, "%s: edge from node %s to itself", __func__,
+    return sg__fail(SG_ERR_SELF_EDGE, "%s: edge from node %s to itself", fn,
                     sg__node_label(&graph->nodes[f], f, label));
   }
   int added;
   if (sg__edge_set_add(&graph->edges, f, t, &added)) {
     if (graph->edges.count >= SG__MAX_EDGES)
       return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: the graph holds %u edges, the most a graph can",
-                      __func__, graph->edges.count);
-    return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", __func__);
+                      fn, graph->edges.count);
+    return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
   }
   return SG_OK;
+}
+
+sg_status sg_graph_add_edge(sg_graph *graph, sg_node from, sg_node to) {
+  sg_status st = enter(graph, __func__);
+  if (st) return st;
+  st = add_edge(graph, from, to, __func__);
+  leave(graph);
+  return st;
 }
 
 /* Resolves `node` for an edit and checks it is of `kind`. */
 static sg_status edit_target(sg_graph *graph, sg_node node, sg__node_kind kind, const char *fn,
                              uint32_t *index) {
-  sg_status st = sg__handle_check(graph, SG__HANDLE_GRAPH, fn, "graph");
-  if (!st) st = sg__node_resolve(node, graph->serial, graph->node_count, fn, "node", index);
+  sg_status st = sg__node_resolve(node, graph->serial, graph->node_count, fn, "node", index);
   if (st) return st;
   const sg__node *n = &graph->nodes[*index];
   if (n->kind != kind) {
@@ -175,15 +207,20 @@ static sg_status edit_target(sg_graph *graph, sg_node node, sg__node_kind kind, 
 #define SET_NODE(fn_name, desc_type, builder, kind)                                          \
   sg_status fn_name(sg_graph *graph, sg_node node, const desc_type *desc) {                 \
     uint32_t index;                                                                         \
-    sg_status st = edit_target(graph, node, kind, #fn_name, &index);                        \
+    sg_status st = enter(graph, #fn_name);                                                  \
     if (st) return st;                                                                      \
-    sg__where where = {#fn_name, NULL, NULL, &graph->nodes[index], index};                  \
+    st = edit_target(graph, node, kind, #fn_name, &index);                                  \
     sg__node fresh;                                                                         \
-    st = builder(desc, &where, &fresh);                                                     \
-    if (st) return st;                                                                      \
-    sg__node_replace(&graph->nodes[index], &fresh);                                         \
-    sg__node_free(&fresh);                                                                  \
-    return SG_OK;                                                                           \
+    if (!st) {                                                                              \
+      sg__where where = {#fn_name, NULL, NULL, &graph->nodes[index], index};                \
+      st = builder(desc, &where, &fresh);                                                   \
+    }                                                                                       \
+    if (!st) {                                                                              \
+      sg__node_replace(&graph->nodes[index], &fresh);                                       \
+      sg__node_free(&fresh);                                                                \
+    }                                                                                       \
+    leave(graph);                                                                           \
+    return st;                                                                              \
   }
 
 SET_NODE(sg_graph_set_kernel, sg_kernel_desc, sg__node_from_kernel, SG__NODE_KERNEL)
@@ -192,49 +229,59 @@ SET_NODE(sg_graph_set_memset, sg_memset_desc, sg__node_from_memset, SG__NODE_MEM
 SET_NODE(sg_graph_set_host, sg_host_desc, sg__node_from_host, SG__NODE_HOST)
 
 sg_status sg_graph_node_count(const sg_graph *graph, size_t *count) {
-  sg_status st = sg__handle_check(graph, SG__HANDLE_GRAPH, __func__, "graph");
+  sg_status st = enter_shared(graph, __func__);
   if (st) return st;
-  if (!count) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: count is NULL", __func__);
-  *count = graph->node_count;
-  return SG_OK;
+  if (count) *count = graph->node_count;
+  else st = sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: count is NULL", __func__);
+  sg__graph_read_end(graph);
+  return st;
 }
 
 sg_status sg_graph_edge_count(const sg_graph *graph, size_t *count) {
-  sg_status st = sg__handle_check(graph, SG__HANDLE_GRAPH, __func__, "graph");
+  sg_status st = enter_shared(graph, __func__);
   if (st) return st;
-  if (!count) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: count is NULL", __func__);
-  *count = graph->edges.count;
-  return SG_OK;
+  if (count) *count = graph->edges.count;
+  else st = sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: count is NULL", __func__);
+  sg__graph_read_end(graph);
+  return st;
 }
 
 sg_status sg_graph_node_name(const sg_graph *graph, sg_node node, const char **name) {
   uint32_t index;
-  sg_status st = sg__handle_check(graph, SG__HANDLE_GRAPH, __func__, "graph");
-  if (!st) st = sg__node_resolve(node, graph->serial, graph->node_count, __func__, "node", &index);
+  sg_status st = enter_shared(graph, __func__);
   if (st) return st;
-  if (!name) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: name is NULL", __func__);
-  *name = graph->nodes[index].name;
-  return SG_OK;
+  st = sg__node_resolve(node, graph->serial, graph->node_count, __func__, "node", &index);
+  if (!st && !name) st = sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: name is NULL", __func__);
+  if (!st) *name = graph->nodes[index].name;
+  sg__graph_read_end(graph);
+  return st;
 }
 
 sg_status sg_graph_node_at(const sg_graph *graph, uint32_t index, sg_node *node) {
-  sg_status st = sg__handle_check(graph, SG__HANDLE_GRAPH, __func__, "graph");
+  sg_status st = enter_shared(graph, __func__);
   if (st) return st;
-  if (!node) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: node is NULL", __func__);
-  if (index >= graph->node_count)
-    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: index %u out of range (graph has %u nodes)",
-                    __func__, index, graph->node_count);
-  *node = sg__node_make(graph->serial, index);
-  return SG_OK;
+  if (!node)
+    st = sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: node is NULL", __func__);
+  else if (index >= graph->node_count)
+    st = sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: index %u out of range (graph has %u nodes)",
+                  __func__, index, graph->node_count);
+  else
+    *node = sg__node_make(graph->serial, index);
+  sg__graph_read_end(graph);
+  return st;
 }
 
 sg_status sg_graph_validate(const sg_graph *graph) {
-  sg_status st = sg__handle_check(graph, SG__HANDLE_GRAPH, __func__, "graph");
+  sg_status st = enter_shared(graph, __func__);
   if (st) return st;
   sg__snapshot snap;
   st = sg__graph_snapshot_shallow(graph, &snap);
-  if (st) return sg__fail(st, "%s: out of memory", __func__);
-  st = sg__snapshot_check_acyclic(&snap, __func__);
-  sg__snapshot_free(&snap);
+  if (st) {
+    st = sg__fail(st, "%s: out of memory", __func__);
+  } else {
+    st = sg__snapshot_check_acyclic(&snap, __func__);
+    sg__snapshot_free(&snap);
+  }
+  sg__graph_read_end(graph);
   return st;
 }

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "core/edge_set.h"
+#include "core/in_use.h"
 #include "core/node.h"
 
 struct sg_graph {
@@ -14,6 +15,12 @@ struct sg_graph {
   uint32_t node_count;
   uint32_t node_capacity;
   sg__edge_set edges;
+  sg__in_use in_use;     /* calls inside (core/in_use.h) */
 };
+
+/* Marks `graph` read by `fn` (a snapshot for an executable or plan):
+ * SG_ERR_BUSY while a call on another thread changes it. */
+sg_status sg__graph_read_begin(const sg_graph *graph, const char *fn);
+void sg__graph_read_end(const sg_graph *graph);
 
 #endif

@@ -2,6 +2,7 @@
 list(APPEND SG_C_SOURCES
   core/version.c
   core/error.c
+  core/in_use.c
   core/fault.c
   core/sys.c
   core/handles.c

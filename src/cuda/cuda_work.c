@@ -53,7 +53,10 @@ void CUDART_CB sg__cuda_work_run(void *payload) {
   if (sg__exec_has_failed(w->exec)) return;
   switch (w->kind) {
     case SG__NODE_HOST: {
+      /* A callback that waits on its own executable would wait for itself. */
+      const sg_exec *outer = sg__exec_callback_begin(w->exec);
       int rc = w->u.host.fn(w->u.host.user_data);
+      sg__exec_callback_end(outer);
       if (rc != 0)
         sg__exec_fail(w->exec, SG_ERR_CALLBACK, "host node %s returned %d", w->label, rc);
       break;

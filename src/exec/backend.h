@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "core/error.h"
+#include "core/in_use.h"
 #include "core/snapshot.h"
 #include "streamgraph/exec.h"
 
@@ -52,6 +53,7 @@ struct sg_exec {
   sg_plan *plan;               /* owned */
   uint32_t update_serial;      /* serial of the last graph given to sg_exec_update */
   sg__arg_spare arg_spare;     /* recycled kernel argument block (sg_exec_set_kernel) */
+  sg__in_use in_use;           /* public calls inside (core/in_use.h) */
   /* Counted outside the lock (sg_exec_get_stats adds them in): only the
    * thread using the executable writes or reads them, and sg_exec_set_*
    * is a per-node path where a lock and unlock are a visible share. */
@@ -77,6 +79,14 @@ void sg__exec_count_rebuild(sg_exec *exec);
 void sg__exec_count_copies(sg_exec *exec, uint64_t staged, uint64_t registered);
 
 const struct sg__schedule *sg__exec_schedule(const sg_exec *exec);
+
+/* A backend is about to run user code for `exec` on this thread (a host
+ * node, a kernel's or stream function's host twin): until the matching end,
+ * a call from that code back into `exec` that would wait for the launch
+ * running it (or change what it runs) fails with SG_ERR_BUSY instead of
+ * deadlocking. Returns what to give sg__exec_callback_end. */
+const sg_exec *sg__exec_callback_begin(const sg_exec *exec);
+void sg__exec_callback_end(const sg_exec *previous);
 
 /* The backends, chosen by sg_exec_create: the host backend (src/host), and
  * the CUDA backend (src/cuda; NULL in a build without CUDA). */

@@ -87,7 +87,9 @@ sg_status sg_exec_create(const sg_graph *graph, const sg_exec_options *opts, sg_
     sg__free(e);
     return sg__fail(SG_ERR_SYSTEM, "%s: cannot create a mutex", __func__);
   }
+  if ((st = sg__graph_read_begin(graph, __func__))) goto fail_lock;
   st = plan_graph(graph, o.max_streams, __func__, &e->snap, &e->plan);
+  sg__graph_read_end(graph);
   if (st) goto fail_lock;
   if ((st = e->ops->create(e, __func__))) goto fail_plan;
   if ((st = sg__handle_register(e, SG__HANDLE_EXEC))) goto fail_backend;
@@ -106,7 +108,7 @@ fail_lock:
 }
 
 sg_status sg_exec_destroy(sg_exec *exec) {
-  sg_status st = sg__handle_check(exec, SG__HANDLE_EXEC, __func__, "exec");
+  sg_status st = sg__exec_enter(exec, __func__);
   if (st) return st;
   sg__handle_unregister(exec);
   exec->ops->wait(exec);
@@ -165,14 +167,53 @@ const struct sg__schedule *sg__exec_schedule(const sg_exec *exec) {
   return sg__plan_schedule(exec->plan);
 }
 
+/* ---- entering a call ----------------------------------------------------- */
+
+/* The executable whose user code this thread runs now, if any. */
+static _Thread_local const sg_exec *running_callback_of;
+
+const sg_exec *sg__exec_callback_begin(const sg_exec *exec) {
+  const sg_exec *previous = running_callback_of;
+  running_callback_of = exec;
+  return previous;
+}
+
+void sg__exec_callback_end(const sg_exec *previous) { running_callback_of = previous; }
+
+int sg__exec_in_own_callback(const sg_exec *exec) { return exec && running_callback_of == exec; }
+
+static const char what[] = "executable";
+
+sg_status sg__exec_enter(sg_exec *exec, const char *fn) {
+  sg_status st = sg__handle_check(exec, SG__HANDLE_EXEC, fn, "exec");
+  if (st) return st;
+  if (sg__exec_in_own_callback(exec))
+    return sg__fail(SG_ERR_BUSY,
+                    "%s: called from a host callback of this executable's own launch, which "
+                    "cannot complete until the callback returns; make the call from another "
+                    "thread, or after sg_exec_wait",
+                    fn);
+  return sg__in_use_enter(&exec->in_use, fn, what);
+}
+
+void sg__exec_leave(sg_exec *exec) { sg__in_use_leave(&exec->in_use); }
+
+sg_status sg__exec_enter_shared(const sg_exec *exec, const char *fn) {
+  sg_status st = sg__handle_check(exec, SG__HANDLE_EXEC, fn, "exec");
+  return st ? st : sg__in_use_enter_shared(&((sg_exec *)exec)->in_use, fn, what);
+}
+
+void sg__exec_leave_shared(const sg_exec *exec) {
+  sg__in_use_leave_shared(&((sg_exec *)exec)->in_use);
+}
+
 /* ---- launching --------------------------------------------------------- */
 
-sg_status sg_exec_launch(sg_exec *exec, void *cuda_stream) {
-  sg_status st = sg__handle_check(exec, SG__HANDLE_EXEC, __func__, "exec");
-  if (st) return st;
+static sg_status launch(sg_exec *exec, void *cuda_stream, const char *fn) {
+  sg_status st;
   if (sg__exec_has_failed(exec)) {
     sg__mutex_lock(&exec->lock);
-    st = sg__fail(SG_ERR_EXEC_FAILED, "%s: refused: an earlier launch failed (%s: %s)", __func__,
+    st = sg__fail(SG_ERR_EXEC_FAILED, "%s: refused: an earlier launch failed (%s: %s)", fn,
                   sg_status_name(exec->fail_status), exec->fail_message);
     sg__mutex_unlock(&exec->lock);
     return st;
@@ -180,7 +221,7 @@ sg_status sg_exec_launch(sg_exec *exec, void *cuda_stream) {
   if (cuda_stream && exec->options.backend == SG_BACKEND_HOST)
     return sg__fail(SG_ERR_INVALID_ARGUMENT,
                     "%s: the host backend cannot order a launch after a CUDA stream; pass NULL",
-                    __func__);
+                    fn);
   st = exec->ops->launch(exec, cuda_stream);
   if (st) return st;
   sg__mutex_lock(&exec->lock);
@@ -189,58 +230,79 @@ sg_status sg_exec_launch(sg_exec *exec, void *cuda_stream) {
   return SG_OK;
 }
 
+sg_status sg_exec_launch(sg_exec *exec, void *cuda_stream) {
+  sg_status st = sg__exec_enter(exec, __func__);
+  if (st) return st;
+  st = launch(exec, cuda_stream, __func__);
+  sg__exec_leave(exec);
+  return st;
+}
+
 sg_status sg_exec_wait(sg_exec *exec) {
-  sg_status st = sg__handle_check(exec, SG__HANDLE_EXEC, __func__, "exec");
+  sg_status st = sg__exec_enter(exec, __func__);
   if (st) return st;
   st = exec->ops->wait(exec);
   sg_status failure = report_failure(exec);
+  sg__exec_leave(exec);
   return failure ? failure : st;
 }
 
 sg_status sg_exec_query(sg_exec *exec) {
-  sg_status st = sg__handle_check(exec, SG__HANDLE_EXEC, __func__, "exec");
+  sg_status st = sg__exec_enter(exec, __func__);
   if (st) return st;
   st = exec->ops->query(exec);
-  if (st == SG_NOT_READY) return st;
-  sg_status failure = report_failure(exec);
-  return failure ? failure : st;
+  if (st != SG_NOT_READY) {
+    sg_status failure = report_failure(exec);
+    if (failure) st = failure;
+  }
+  sg__exec_leave(exec);
+  return st;
 }
 
 /* ---- inspection -------------------------------------------------------- */
 
 sg_status sg_exec_get_info(const sg_exec *exec, sg_exec_info *info) {
-  sg_status st = sg__handle_check(exec, SG__HANDLE_EXEC, __func__, "exec");
+  sg_status st = sg__exec_enter_shared(exec, __func__);
   if (st) return st;
-  if (!info) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: info is NULL", __func__);
-  const sg__schedule *s = sg__plan_schedule(exec->plan);
-  info->backend = exec->options.backend;
-  info->mode = exec->options.mode;
-  info->build = exec->options.build;
-  info->device = exec->options.device;
-  info->node_count = exec->snap.node_count;
-  info->stream_count = s->stream_count;
-  info->event_count = s->event_count;
-  info->wait_count = s->wait_count;
-  return SG_OK;
+  if (info) {
+    const sg__schedule *s = sg__plan_schedule(exec->plan);
+    info->backend = exec->options.backend;
+    info->mode = exec->options.mode;
+    info->build = exec->options.build;
+    info->device = exec->options.device;
+    info->node_count = exec->snap.node_count;
+    info->stream_count = s->stream_count;
+    info->event_count = s->event_count;
+    info->wait_count = s->wait_count;
+  } else {
+    st = sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: info is NULL", __func__);
+  }
+  sg__exec_leave_shared(exec);
+  return st;
 }
 
 sg_status sg_exec_get_stats(const sg_exec *exec, sg_exec_stats *stats) {
-  sg_status st = sg__handle_check(exec, SG__HANDLE_EXEC, __func__, "exec");
+  sg_status st = sg__exec_enter_shared(exec, __func__);
   if (st) return st;
-  if (!stats) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: stats is NULL", __func__);
-  sg_exec *e = (sg_exec *)exec; /* the lock is not part of the logical state */
-  sg__mutex_lock(&e->lock);
-  *stats = e->stats;
-  sg__mutex_unlock(&e->lock);
-  stats->param_updates = e->param_updates;
-  stats->in_place_updates = e->in_place_updates;
-  return SG_OK;
+  if (stats) {
+    sg_exec *e = (sg_exec *)exec; /* the lock is not part of the logical state */
+    sg__mutex_lock(&e->lock);
+    *stats = e->stats;
+    sg__mutex_unlock(&e->lock);
+    stats->param_updates = e->param_updates;
+    stats->in_place_updates = e->in_place_updates;
+  } else {
+    st = sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: stats is NULL", __func__);
+  }
+  sg__exec_leave_shared(exec);
+  return st;
 }
 
 sg_status sg_exec_get_plan(const sg_exec *exec, const sg_plan **plan) {
-  sg_status st = sg__handle_check(exec, SG__HANDLE_EXEC, __func__, "exec");
+  sg_status st = sg__exec_enter_shared(exec, __func__);
   if (st) return st;
-  if (!plan) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: plan is NULL", __func__);
-  *plan = exec->plan;
-  return SG_OK;
+  if (plan) *plan = exec->plan;
+  else st = sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: plan is NULL", __func__);
+  sg__exec_leave_shared(exec);
+  return st;
 }

@@ -6,12 +6,12 @@
 #include "core/sys.h"
 #include "core/text.h"
 #include "exec/backend.h"
+#include "exec/exec.h"
 #include "plan/schedule.h"
 
 /* Waits, then reads the backend's per-node times (caller frees both). */
 static sg_status read_times(sg_exec *exec, const char *fn, uint64_t **start, uint64_t **end) {
-  sg_status st = sg__handle_check(exec, SG__HANDLE_EXEC, fn, "exec");
-  if (st) return st;
+  sg_status st;
   if (!exec->options.trace)
     return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: the executable was created without `trace`", fn);
   if (!exec->ops->get_trace)
@@ -34,13 +34,14 @@ static sg_status read_times(sg_exec *exec, const char *fn, uint64_t **start, uin
   return st;
 }
 
-sg_status sg_exec_get_trace(sg_exec *exec, sg_trace_record *records, size_t capacity,
-                            size_t *count) {
+static sg_status get_trace(sg_exec *exec, sg_trace_record *records, size_t capacity,
+                           size_t *count) {
+  static const char fn[] = "sg_exec_get_trace";
   if (!count || (capacity && !records))
-    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: %s is NULL", __func__,
+    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
                     count ? "records" : "count");
   uint64_t *start, *end;
-  sg_status st = read_times(exec, __func__, &start, &end);
+  sg_status st = read_times(exec, fn, &start, &end);
   if (st) return st;
   const sg__schedule *s = sg__exec_schedule(exec);
   for (size_t k = 0; k < s->node_count && k < capacity; k++) {
@@ -54,10 +55,11 @@ sg_status sg_exec_get_trace(sg_exec *exec, sg_trace_record *records, size_t capa
   return SG_OK;
 }
 
-sg_status sg_exec_write_trace(sg_exec *exec, const char *path) {
-  if (!path) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: path is NULL", __func__);
+static sg_status write_trace(sg_exec *exec, const char *path) {
+  static const char fn[] = "sg_exec_write_trace";
+  if (!path) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: path is NULL", fn);
   uint64_t *start, *end;
-  sg_status st = read_times(exec, __func__, &start, &end);
+  sg_status st = read_times(exec, fn, &start, &end);
   if (st) return st;
   const sg__schedule *s = sg__exec_schedule(exec);
   sg__text t = {0};
@@ -78,15 +80,32 @@ sg_status sg_exec_write_trace(sg_exec *exec, const char *path) {
   sg__text_printf(&t, "\n]}\n");
   sg__free(start);
   sg__free(end);
-  if (t.failed) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", __func__);
+  if (t.failed) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
   FILE *f = fopen(path, "w");
   if (!f) {
     sg__text_free(&t);
-    return sg__fail(SG_ERR_SYSTEM, "%s: cannot open '%s' for writing", __func__, path);
+    return sg__fail(SG_ERR_SYSTEM, "%s: cannot open '%s' for writing", fn, path);
   }
   int bad = fwrite(t.data, 1, t.len, f) != t.len;
   bad |= fclose(f) != 0;
   sg__text_free(&t);
-  if (bad) return sg__fail(SG_ERR_SYSTEM, "%s: error writing '%s'", __func__, path);
+  if (bad) return sg__fail(SG_ERR_SYSTEM, "%s: error writing '%s'", fn, path);
   return SG_OK;
+}
+
+sg_status sg_exec_get_trace(sg_exec *exec, sg_trace_record *records, size_t capacity,
+                            size_t *count) {
+  sg_status st = sg__exec_enter(exec, __func__);
+  if (st) return st;
+  st = get_trace(exec, records, capacity, count);
+  sg__exec_leave(exec);
+  return st;
+}
+
+sg_status sg_exec_write_trace(sg_exec *exec, const char *path) {
+  sg_status st = sg__exec_enter(exec, __func__);
+  if (st) return st;
+  st = write_trace(exec, path);
+  sg__exec_leave(exec);
+  return st;
 }

@@ -7,6 +7,7 @@
 #include "core/handles.h"
 #include "core/sys.h"
 #include "exec/backend.h"
+#include "exec/exec.h"
 #include "plan/plan.h"
 
 /* Finds the node a handle names in the executable and checks its kind. A
@@ -15,11 +16,9 @@
  * fails: this is the path of every per-batch parameter change. */
 static sg_status exec_target(sg_exec *exec, sg_node node, sg__node_kind kind, const char *fn,
                              uint32_t *index) {
-  sg_status st = sg__handle_check(exec, SG__HANDLE_EXEC, fn, "exec");
-  if (st) return st;
   uint32_t serial = (uint32_t)(node.opaque >> 32);
   if (serial != exec->snap.graph_serial) serial = exec->update_serial;
-  st = sg__node_resolve(node, serial, exec->snap.node_count, fn, "node", index);
+  sg_status st = sg__node_resolve(node, serial, exec->snap.node_count, fn, "node", index);
   if (st) return st;
   const sg__node *n = &exec->snap.nodes[*index];
   char label[SG__LABEL_BYTES];
@@ -56,14 +55,19 @@ static void discard(sg_exec *exec, sg__node *fresh) {
 
 #define SET_EXEC_NODE(fn_name, desc_type, build, kind)                                       \
   sg_status fn_name(sg_exec *exec, sg_node node, const desc_type *desc) {                   \
-    uint32_t index;                                                                         \
-    sg_status st = exec_target(exec, node, kind, #fn_name, &index);                         \
+    sg_status st = sg__exec_enter(exec, #fn_name);                                          \
     if (st) return st;                                                                      \
-    sg__where where = {#fn_name, NULL, NULL, &exec->snap.nodes[index], index};              \
-    sg__node fresh;                                                                         \
-    if ((st = build)) return st;                                                            \
-    st = apply(exec, index, &fresh);                                                        \
-    discard(exec, &fresh);                                                                  \
+    uint32_t index;                                                                         \
+    st = exec_target(exec, node, kind, #fn_name, &index);                                   \
+    if (!st) {                                                                              \
+      sg__where where = {#fn_name, NULL, NULL, &exec->snap.nodes[index], index};            \
+      sg__node fresh;                                                                       \
+      if (!(st = build)) {                                                                  \
+        st = apply(exec, index, &fresh);                                                    \
+        discard(exec, &fresh);                                                              \
+      }                                                                                     \
+    }                                                                                       \
+    sg__exec_leave(exec);                                                                   \
     return st;                                                                              \
   }
 
@@ -135,27 +139,36 @@ static sg_status rebuild(sg_exec *exec, sg__snapshot *fresh, const char *fn) {
   return SG_OK;
 }
 
-sg_status sg_exec_update(sg_exec *exec, const sg_graph *graph) {
-  sg_status st = sg__handle_check(exec, SG__HANDLE_EXEC, __func__, "exec");
-  if (!st) st = sg__handle_check(graph, SG__HANDLE_GRAPH, __func__, "graph");
+static sg_status update(sg_exec *exec, const sg_graph *graph, const char *fn) {
+  sg_status st = sg__handle_check(graph, SG__HANDLE_GRAPH, fn, "graph");
   if (st) return st;
   if (sg__exec_has_failed(exec))
-    return sg__fail(SG_ERR_EXEC_FAILED, "%s: refused: an earlier launch failed", __func__);
+    return sg__fail(SG_ERR_EXEC_FAILED, "%s: refused: an earlier launch failed", fn);
+  if ((st = sg__graph_read_begin(graph, fn))) return st;
   sg__snapshot fresh;
-  if (sg__graph_snapshot(graph, &fresh))
-    return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory copying the graph", __func__);
-  st = sg__snapshot_check_acyclic(&fresh, __func__);
+  int oom = sg__graph_snapshot(graph, &fresh) != SG_OK;
+  sg__graph_read_end(graph);
+  if (oom) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory copying the graph", fn);
+  st = sg__snapshot_check_acyclic(&fresh, fn);
   if (!st) {
     uint32_t original_serial = exec->snap.graph_serial;
     if (sg__snapshot_same_topology(&exec->snap, &fresh)) {
       st = update_params(exec, &fresh);
     } else {
-      st = rebuild(exec, &fresh, __func__);
+      st = rebuild(exec, &fresh, fn);
       /* Handles of the first graph stay valid for the executable. */
       exec->snap.graph_serial = original_serial;
     }
   }
   if (!st) exec->update_serial = graph->serial;
   sg__snapshot_free(&fresh);
+  return st;
+}
+
+sg_status sg_exec_update(sg_exec *exec, const sg_graph *graph) {
+  sg_status st = sg__exec_enter(exec, __func__);
+  if (st) return st;
+  st = update(exec, graph, __func__);
+  sg__exec_leave(exec);
   return st;
 }

@@ -60,9 +60,13 @@ static void run_stream(host_backend *b, uint32_t stream, uint64_t launch) {
       if (b->start_ns) b->start_ns[n] = sg__now_ns() - b->launch_start_ns;
       char message[SG_ERROR_MESSAGE_BYTES];
       /* staging: a candidate copy goes through the pinned ring or the cache */
+      /* User code (host nodes, host twins) may not call back into its own
+       * executable to wait for this launch (exec/backend.h). */
+      const sg_exec *outer = sg__exec_callback_begin(exec);
       sg_status st = sg__staging_candidate(b->staging, n)
                          ? sg__staging_host_run(b->staging, n, message, sizeof message)
                          : sg__host_run_node(&exec->snap.nodes[n], n, message, sizeof message);
+      sg__exec_callback_end(outer);
       if (b->end_ns) b->end_ns[n] = sg__now_ns() - b->launch_start_ns;
       if (st) sg__exec_fail(exec, st, "launch %llu: %s", (unsigned long long)launch, message);
     }

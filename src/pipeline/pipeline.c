@@ -16,13 +16,39 @@ void sg_pipeline_options_init(sg_pipeline_options *opts) {
   sg_exec_options_init(&opts->exec);
 }
 
-sg_status sg__pipeline_enter(const sg_pipeline *p, const char *fn) {
-  sg_status st = sg__handle_check(p, SG__HANDLE_PIPELINE, fn, "pipeline");
+static const char what[] = "pipeline";
+
+/* 1 if this thread runs a host callback of one of the pipeline's instances. */
+static int in_instance_callback(const sg_pipeline *p) {
+  for (unsigned i = 0; i < p->depth; i++)
+    if (sg__exec_in_own_callback(p->slots[i].inst.exec)) return 1;
+  return 0;
+}
+
+sg_status sg__pipeline_enter(sg_pipeline *p, const char *fn) {
+  sg_status st = sg__handle_check(p, SG__HANDLE_PIPELINE, fn, what);
   if (st) return st;
-  if (p->in_callback)
+  if (p->in_callback && sg__in_use_by_this_thread(&p->in_use))
     return sg__fail(SG_ERR_INVALID_ARGUMENT,
                     "%s: called from the pipeline's own bind or on_complete callback", fn);
-  return SG_OK;
+  if (in_instance_callback(p))
+    return sg__fail(SG_ERR_BUSY,
+                    "%s: called from a host callback of one of the pipeline's own batches, which "
+                    "cannot complete until the callback returns; call it from the thread that "
+                    "submits",
+                    fn);
+  return sg__in_use_enter(&p->in_use, fn, what);
+}
+
+void sg__pipeline_leave(sg_pipeline *p) { sg__in_use_leave(&p->in_use); }
+
+sg_status sg__pipeline_enter_shared(const sg_pipeline *p, const char *fn) {
+  sg_status st = sg__handle_check(p, SG__HANDLE_PIPELINE, fn, what);
+  return st ? st : sg__in_use_enter_shared(&((sg_pipeline *)p)->in_use, fn, what);
+}
+
+void sg__pipeline_leave_shared(const sg_pipeline *p) {
+  sg__in_use_leave_shared(&((sg_pipeline *)p)->in_use);
 }
 
 /* Instances share the device's hardware queues: give each an equal share
@@ -123,11 +149,8 @@ sg_status sg_pipeline_destroy(sg_pipeline *pipeline) {
   return SG_OK;
 }
 
-sg_status sg_pipeline_get_stats(const sg_pipeline *pipeline, sg_pipeline_stats *stats) {
-  sg_status st = sg__handle_check(pipeline, SG__HANDLE_PIPELINE, __func__, "pipeline");
-  if (st) return st;
-  if (!stats) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: stats is NULL", __func__);
-  const sg_pipeline *p = pipeline;
+static sg_status get_stats(const sg_pipeline *p, sg_pipeline_stats *stats, const char *fn) {
+  if (!stats) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: stats is NULL", fn);
   memset(stats, 0, sizeof *stats);
   stats->depth = p->depth;
   stats->submitted = p->next_batch;
@@ -136,7 +159,8 @@ sg_status sg_pipeline_get_stats(const sg_pipeline *pipeline, sg_pipeline_stats *
   stats->would_block = p->would_block;
   for (unsigned i = 0; i < p->depth; i++) {
     sg_exec_stats es;
-    if ((st = sg_exec_get_stats(p->slots[i].inst.exec, &es))) return st;
+    sg_status st = sg_exec_get_stats(p->slots[i].inst.exec, &es);
+    if (st) return st;
     stats->param_updates += es.param_updates;
     stats->in_place_updates += es.in_place_updates;
     stats->rebuilds += es.rebuilds;
@@ -147,14 +171,25 @@ sg_status sg_pipeline_get_stats(const sg_pipeline *pipeline, sg_pipeline_stats *
   return SG_OK;
 }
 
+sg_status sg_pipeline_get_stats(const sg_pipeline *pipeline, sg_pipeline_stats *stats) {
+  sg_status st = sg__pipeline_enter_shared(pipeline, __func__);
+  if (st) return st;
+  st = get_stats(pipeline, stats, __func__);
+  sg__pipeline_leave_shared(pipeline);
+  return st;
+}
+
 sg_status sg_pipeline_get_instance(const sg_pipeline *pipeline, unsigned index,
                                    sg_pipeline_instance *instance) {
-  sg_status st = sg__handle_check(pipeline, SG__HANDLE_PIPELINE, __func__, "pipeline");
+  sg_status st = sg__pipeline_enter_shared(pipeline, __func__);
   if (st) return st;
-  if (!instance) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: instance is NULL", __func__);
-  if (index >= pipeline->depth)
-    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: instance %u is out of range (depth %u)",
-                    __func__, index, pipeline->depth);
-  *instance = pipeline->slots[index].inst;
-  return SG_OK;
+  if (!instance)
+    st = sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: instance is NULL", __func__);
+  else if (index >= pipeline->depth)
+    st = sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: instance %u is out of range (depth %u)",
+                  __func__, index, pipeline->depth);
+  else
+    *instance = pipeline->slots[index].inst;
+  sg__pipeline_leave_shared(pipeline);
+  return st;
 }

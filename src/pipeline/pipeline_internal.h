@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "core/error.h"
+#include "core/in_use.h"
 #include "streamgraph/pipeline.h"
 
 typedef struct sg__pipe_slot {
@@ -30,6 +31,7 @@ struct sg_pipeline {
   uint64_t next_batch;         /* index the next accepted batch gets */
   uint64_t next_report;        /* oldest batch not yet reported */
   int in_callback;             /* a bind or on_complete callback is running */
+  sg__in_use in_use;           /* public calls inside (core/in_use.h) */
   uint64_t waits;
   uint64_t would_block;
 
@@ -54,9 +56,15 @@ int sg__pipeline_report_until(sg_pipeline *p, uint64_t end, int blocking);
 /* SG_ERR_STOPPED with a message naming the failing batch, prefixed by fn. */
 sg_status sg__pipeline_stopped_error(const sg_pipeline *p, const char *fn);
 
-/* Common entry check: a live pipeline handle, not called from one of its own
- * callbacks. */
-sg_status sg__pipeline_enter(const sg_pipeline *p, const char *fn);
+/* Common entry of the calls that change the pipeline: a live handle, not
+ * called from one of its own callbacks (bind, on_complete: they run inside
+ * a pipeline call) nor from a host callback of one of its instances (which
+ * the call could wait for), not in use by another thread. Undone by
+ * sg__pipeline_leave. The shared pair is for calls that only read. */
+sg_status sg__pipeline_enter(sg_pipeline *p, const char *fn);
+void sg__pipeline_leave(sg_pipeline *p);
+sg_status sg__pipeline_enter_shared(const sg_pipeline *p, const char *fn);
+void sg__pipeline_leave_shared(const sg_pipeline *p);
 
 /* Applies binds to an idle executable: validates them all first, then one
  * sg_exec_set_* per bound node. Messages start with `context`

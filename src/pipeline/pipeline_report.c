@@ -60,29 +60,37 @@ sg_status sg_pipeline_poll(sg_pipeline *pipeline) {
   sg_status st = sg__pipeline_enter(pipeline, __func__);
   if (st) return st;
   sg__pipeline_report_until(pipeline, pipeline->next_batch, 0);
-  return pipeline->stopped ? sg__pipeline_stopped_error(pipeline, __func__) : SG_OK;
+  st = pipeline->stopped ? sg__pipeline_stopped_error(pipeline, __func__) : SG_OK;
+  sg__pipeline_leave(pipeline);
+  return st;
+}
+
+static sg_status wait_for(sg_pipeline *p, uint64_t index, const char *fn) {
+  if (index >= p->next_batch)
+    return sg__fail(SG_ERR_INVALID_ARGUMENT,
+                    "%s: batch %" PRIu64 " has not been submitted (%" PRIu64 " so far)", fn,
+                    index, p->next_batch);
+  sg__pipeline_report_until(p, index + 1, 1);
+  if (!p->stopped || index < p->failed_batch) return SG_OK;
+  if (index == p->failed_batch) return sg__fail(p->fail_status, "%s: %s", fn, p->fail_message);
+  return sg__fail(SG_ERR_STOPPED,
+                  "%s: batch %" PRIu64 " was not completed: the pipeline stopped at batch %" PRIu64
+                  " (%s)", fn, index, p->failed_batch, p->fail_message);
 }
 
 sg_status sg_pipeline_wait(sg_pipeline *pipeline, uint64_t index) {
   sg_status st = sg__pipeline_enter(pipeline, __func__);
   if (st) return st;
-  sg_pipeline *p = pipeline;
-  if (index >= p->next_batch)
-    return sg__fail(SG_ERR_INVALID_ARGUMENT,
-                    "%s: batch %" PRIu64 " has not been submitted (%" PRIu64 " so far)", __func__,
-                    index, p->next_batch);
-  sg__pipeline_report_until(p, index + 1, 1);
-  if (!p->stopped || index < p->failed_batch) return SG_OK;
-  if (index == p->failed_batch)
-    return sg__fail(p->fail_status, "%s: %s", __func__, p->fail_message);
-  return sg__fail(SG_ERR_STOPPED,
-                  "%s: batch %" PRIu64 " was not completed: the pipeline stopped at batch %" PRIu64
-                  " (%s)", __func__, index, p->failed_batch, p->fail_message);
+  st = wait_for(pipeline, index, __func__);
+  sg__pipeline_leave(pipeline);
+  return st;
 }
 
 sg_status sg_pipeline_drain(sg_pipeline *pipeline) {
   sg_status st = sg__pipeline_enter(pipeline, __func__);
   if (st) return st;
   sg__pipeline_report_until(pipeline, pipeline->next_batch, 1);
-  return pipeline->stopped ? sg__pipeline_stopped_error(pipeline, __func__) : SG_OK;
+  st = pipeline->stopped ? sg__pipeline_stopped_error(pipeline, __func__) : SG_OK;
+  sg__pipeline_leave(pipeline);
+  return st;
 }

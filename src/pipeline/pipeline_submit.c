@@ -6,8 +6,7 @@
 
 static sg_status submit(sg_pipeline *p, const sg_pipeline_batch *batch, uint64_t *index,
                         int blocking, const char *fn) {
-  sg_status st = sg__pipeline_enter(p, fn);
-  if (st) return st;
+  sg_status st;
   if (batch && batch->bind_count && !batch->binds)
     return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: bind_count is %zu but binds is NULL", fn,
                     batch->bind_count);
@@ -65,10 +64,18 @@ static sg_status submit(sg_pipeline *p, const sg_pipeline_batch *batch, uint64_t
 
 sg_status sg_pipeline_submit(sg_pipeline *pipeline, const sg_pipeline_batch *batch,
                              uint64_t *index) {
-  return submit(pipeline, batch, index, 1, __func__);
+  sg_status st = sg__pipeline_enter(pipeline, __func__);
+  if (st) return st;
+  st = submit(pipeline, batch, index, 1, __func__);
+  sg__pipeline_leave(pipeline);
+  return st;
 }
 
 sg_status sg_pipeline_try_submit(sg_pipeline *pipeline, const sg_pipeline_batch *batch,
                                  uint64_t *index) {
-  return submit(pipeline, batch, index, 0, __func__);
+  sg_status st = sg__pipeline_enter(pipeline, __func__);
+  if (st) return st;
+  st = submit(pipeline, batch, index, 0, __func__);
+  sg__pipeline_leave(pipeline);
+  return st;
 }

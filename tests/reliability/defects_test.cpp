@@ -1,6 +1,8 @@
 // Regression tests named after the defects that independent checks, fuzzing
 // and fault sweeps found (CPU side; defect 1 needs a GPU: defect1_gpu_test).
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -258,37 +260,228 @@ TEST(Defect7, DISABLED_StreamsModeRingAboveThePoolCapIsRefusedAtCreation) {
   sg_mem_free(dev);
 }
 
+// ---- defect 8: forbidden concurrency is detected -----------------------
+
+// A gate a host callback waits at until the test opens it.
+struct Gate {
+  std::mutex m;
+  std::condition_variable cv;
+  bool open = false, reached = false;
+  static int wait_at(void *p) {
+    Gate *g = static_cast<Gate *>(p);
+    std::unique_lock<std::mutex> lock(g->m);
+    g->reached = true;
+    g->cv.notify_all();
+    g->cv.wait(lock, [g] { return g->open; });
+    return 0;
+  }
+  void wait_reached() {
+    std::unique_lock<std::mutex> lock(m);
+    cv.wait(lock, [this] { return reached; });
+  }
+  void release() {
+    std::lock_guard<std::mutex> lock(m);
+    open = true;
+    cv.notify_all();
+  }
+};
+
+// Waits until `probe` answers SG_ERR_BUSY: the other thread is inside its call.
+template <typename Probe>
+bool becomes_busy(Probe probe) {
+  for (int i = 0; i < 20000; i++) {
+    if (probe() == SG_ERR_BUSY) return true;
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  return false;
+}
+
+TEST(Defect8, ExecutableUsedFromTwoThreadsIsRefused) {
+  sgtest::LeakCheck leaks;
+  sgtest::Graph g;
+  Gate gate;
+  sg_host_desc h = {Gate::wait_at, &gate, "gate"};
+  SG_ASSERT_OK(sg_graph_add_host(g, &h, nullptr, 0, nullptr));
+  sg_exec_options o = sgtest::host_options();
+  sgtest::Exec e;
+  SG_ASSERT_OK(sg_exec_create(g, &o, &e.e));
+  SG_ASSERT_OK(sg_exec_launch(e, nullptr));
+  gate.wait_reached();
+  sg_status waited = SG_ERR_BUSY;
+  std::thread waiter([&] { waited = sg_exec_wait(e); });
+  sg_exec_stats stats;
+  ASSERT_TRUE(becomes_busy([&] { return sg_exec_get_stats(e, &stats); }));
+  EXPECT_EQ(sg_exec_launch(e, nullptr), SG_ERR_BUSY);
+  EXPECT_MESSAGE_HAS("sg_exec_launch");
+  EXPECT_MESSAGE_HAS("another thread");
+  EXPECT_EQ(sg_exec_destroy(e), SG_ERR_BUSY);
+  EXPECT_EQ(sg_exec_update(e, g), SG_ERR_BUSY);
+  EXPECT_EQ(sg_exec_set_host(e, sg_node{0}, &h), SG_ERR_BUSY);
+  gate.release();
+  waiter.join();
+  SG_EXPECT_OK(waited);
+  SG_EXPECT_OK(sg_exec_get_stats(e, &stats));  // free again
+  EXPECT_EQ(stats.launches, 1u);
+}
+
+TEST(Defect8, PipelineSubmittedWhileAnotherThreadWaitsIsRefused) {
+  sgtest::LeakCheck leaks;
+  sgtest::Graph g;
+  Gate gate;
+  sg_host_desc h = {Gate::wait_at, &gate, "gate"};
+  SG_ASSERT_OK(sg_graph_add_host(g, &h, nullptr, 0, nullptr));
+  sg_pipeline_options o;
+  sg_pipeline_options_init(&o);
+  o.exec.backend = SG_BACKEND_HOST;
+  o.depth = 2;
+  sg_pipeline *p = nullptr;
+  SG_ASSERT_OK(sg_pipeline_create(g, &o, &p));
+  SG_ASSERT_OK(sg_pipeline_submit(p, nullptr, nullptr));
+  gate.wait_reached();
+  sg_status waited = SG_ERR_BUSY;
+  std::thread waiter([&] { waited = sg_pipeline_wait(p, 0); });
+  sg_pipeline_stats stats;
+  ASSERT_TRUE(becomes_busy([&] { return sg_pipeline_get_stats(p, &stats); }));
+  EXPECT_EQ(sg_pipeline_submit(p, nullptr, nullptr), SG_ERR_BUSY);
+  EXPECT_MESSAGE_HAS("sg_pipeline_submit");
+  EXPECT_EQ(sg_pipeline_drain(p), SG_ERR_BUSY);
+  EXPECT_EQ(sg_pipeline_destroy(p), SG_ERR_BUSY);
+  gate.release();
+  waiter.join();
+  SG_EXPECT_OK(waited);
+  SG_EXPECT_OK(sg_pipeline_get_stats(p, &stats));
+  EXPECT_EQ(stats.submitted, 1u);
+  SG_EXPECT_OK(sg_pipeline_destroy(p));
+}
+
+// Two threads edit one graph: every call either succeeds or answers
+// SG_ERR_BUSY, and the graph holds exactly what succeeded.
+TEST(Defect8, GraphEditedFromTwoThreadsStaysConsistent) {
+  sgtest::LeakCheck leaks;
+  sgtest::Graph g;
+  sg_node first{};
+  SG_ASSERT_OK(sg_graph_add_empty(g, "first", nullptr, 0, &first));
+  std::atomic<int> added{1}, edges{0}, other{0}, busy{0};
+  auto work = [&](int seed) {
+    for (int i = 0; i < 20000; i++) {
+      sg_node n{};
+      sg_status st = sg_graph_add_empty(g, "n", &first, 1, &n);
+      if (st == SG_OK) {
+        added++;
+        edges++;  // the dependency on `first`
+        sg_status e = sg_graph_add_edge(g, n, first);  // a cycle, caught later
+        if (e == SG_OK) edges++;
+        else if (e == SG_ERR_BUSY) busy++;
+        else other++;
+      } else if (st == SG_ERR_BUSY) {
+        busy++;
+      } else {
+        other++;
+      }
+      size_t count;
+      st = sg_graph_node_count(g, &count);
+      if (st != SG_OK && st != SG_ERR_BUSY) other++;
+      (void)seed;
+    }
+  };
+  std::thread t1(work, 1), t2(work, 2);
+  t1.join();
+  t2.join();
+  EXPECT_EQ(other.load(), 0);
+  size_t nodes = 0, edge_count = 0;
+  SG_ASSERT_OK(sg_graph_node_count(g, &nodes));
+  SG_ASSERT_OK(sg_graph_edge_count(g, &edge_count));
+  EXPECT_EQ(nodes, static_cast<size_t>(added.load()));
+  EXPECT_EQ(edge_count, static_cast<size_t>(edges.load()));
+  std::printf("two threads: %d nodes added, %d calls answered SG_ERR_BUSY\n", added.load(),
+              busy.load());
+}
+
 // ---- issue 12, item 4: a callback waiting on its own executable --------
 
+// A host callback that calls back into its own executable (or pipeline):
+// every call that would wait for the launch running it, or change it,
+// answers SG_ERR_BUSY at once.
 struct SelfCall {
   sg_exec *exec = nullptr;
-  std::atomic<int> status{-1};
+  sg_pipeline *pipeline = nullptr;
+  const sg_graph *graph = nullptr;
+  std::vector<std::pair<std::string, sg_status>> got;
   std::string message;
 };
 
-int wait_on_own_exec(void *p) {
+int call_own_exec(void *p) {
   SelfCall *s = static_cast<SelfCall *>(p);
-  sg_status st = sg_exec_wait(s->exec);
+  if (!s->exec) return 0;
+  s->got.emplace_back("sg_exec_wait", sg_exec_wait(s->exec));
   s->message = sg_last_error();
-  s->status = st;
+  s->got.emplace_back("sg_exec_destroy", sg_exec_destroy(s->exec));
+  s->got.emplace_back("sg_exec_launch", sg_exec_launch(s->exec, nullptr));
+  s->got.emplace_back("sg_exec_update", sg_exec_update(s->exec, s->graph));
+  sg_trace_record r;
+  size_t n;
+  s->got.emplace_back("sg_exec_get_trace", sg_exec_get_trace(s->exec, &r, 1, &n));
   return 0;
 }
 
-TEST(Issue12Item4, DISABLED_CallbackWaitingOnItsOwnExecutableGetsAnError) {
+TEST(Issue12Item4, CallbackWaitingOnItsOwnExecutableGetsAnError) {
+  sgtest::LeakCheck leaks;
   sgtest::Graph g;
   SelfCall self;
-  sg_host_desc h = {wait_on_own_exec, &self, "waits on itself"};
+  self.graph = g;
+  sg_host_desc h = {call_own_exec, &self, "waits on itself"};
   SG_ASSERT_OK(sg_graph_add_host(g, &h, nullptr, 0, nullptr));
-  sg_exec_options o = sgtest::host_options();
-  sg_exec *e = nullptr;
-  SG_ASSERT_OK(sg_exec_create(g, &o, &e));
-  self.exec = e;
-  SG_ASSERT_OK(sg_exec_launch(e, nullptr));
-  bool returned = returns_within(10.0, [e] { sg_exec_wait(e); });
-  ASSERT_TRUE(returned) << "sg_exec_wait from the executable's own callback deadlocked";
-  EXPECT_NE(self.status.load(), SG_OK);
-  EXPECT_NE(self.message.find("sg_exec_wait"), std::string::npos) << self.message;
-  SG_EXPECT_OK(sg_exec_destroy(e));
+  for (sg_exec_mode mode : {SG_MODE_STREAMS, SG_MODE_GRAPH}) {
+    sg_exec_options o = sgtest::host_options();
+    o.mode = mode;
+    sg_exec *e = nullptr;
+    SG_ASSERT_OK(sg_exec_create(g, &o, &e));
+    self.exec = e;
+    self.got.clear();
+    SG_ASSERT_OK(sg_exec_launch(e, nullptr));
+    bool returned = returns_within(10.0, [e] { sg_exec_wait(e); });
+    ASSERT_TRUE(returned) << "a call from the executable's own callback deadlocked";
+    ASSERT_EQ(self.got.size(), 5u);
+    for (auto &call : self.got) EXPECT_EQ(call.second, SG_ERR_BUSY) << call.first;
+    EXPECT_NE(self.message.find("sg_exec_wait"), std::string::npos) << self.message;
+    EXPECT_NE(self.message.find("own launch"), std::string::npos) << self.message;
+    self.exec = nullptr;
+    SG_EXPECT_OK(sg_exec_destroy(e));
+  }
+}
+
+int call_own_pipeline(void *p) {
+  SelfCall *s = static_cast<SelfCall *>(p);
+  if (!s->pipeline) return 0;
+  s->got.emplace_back("sg_pipeline_wait", sg_pipeline_wait(s->pipeline, 0));
+  s->message = sg_last_error();
+  s->got.emplace_back("sg_pipeline_drain", sg_pipeline_drain(s->pipeline));
+  s->got.emplace_back("sg_pipeline_submit", sg_pipeline_submit(s->pipeline, nullptr, nullptr));
+  s->got.emplace_back("sg_pipeline_destroy", sg_pipeline_destroy(s->pipeline));
+  return 0;
+}
+
+TEST(Issue12Item4, CallbackWaitingOnItsOwnPipelineGetsAnError) {
+  sgtest::LeakCheck leaks;
+  sgtest::Graph g;
+  SelfCall self;
+  sg_host_desc h = {call_own_pipeline, &self, "waits on its pipeline"};
+  SG_ASSERT_OK(sg_graph_add_host(g, &h, nullptr, 0, nullptr));
+  sg_pipeline_options o;
+  sg_pipeline_options_init(&o);
+  o.exec.backend = SG_BACKEND_HOST;
+  o.depth = 2;
+  sg_pipeline *p = nullptr;
+  SG_ASSERT_OK(sg_pipeline_create(g, &o, &p));
+  self.pipeline = p;
+  SG_ASSERT_OK(sg_pipeline_submit(p, nullptr, nullptr));
+  bool returned = returns_within(10.0, [p] { sg_pipeline_drain(p); });
+  ASSERT_TRUE(returned) << "a call from a batch's own callback deadlocked";
+  ASSERT_EQ(self.got.size(), 4u);
+  for (auto &call : self.got) EXPECT_EQ(call.second, SG_ERR_BUSY) << call.first;
+  EXPECT_NE(self.message.find("sg_pipeline_wait"), std::string::npos) << self.message;
+  self.pipeline = nullptr;
+  SG_EXPECT_OK(sg_pipeline_destroy(p));
 }
 
 }  // namespace
