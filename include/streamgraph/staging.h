@@ -32,8 +32,11 @@
  *    launches in flight waits for them (they finish without the caller's
  *    help); memory that cannot be had that way (the cap is reached by memory
  *    graph-mode executables hold, or the request exceeds the cap) fails the
- *    call with SG_ERR_POOL_EXHAUSTED at once. Nothing waits on something only
- *    the caller could release, so there is no deadlock.
+ *    call with SG_ERR_POOL_EXHAUSTED at once. A ring larger than the cap is
+ *    refused when it is known: at sg_exec_create (or sg_exec_set_copy /
+ *    sg_exec_update) for every copy staged from its first launch (graph
+ *    mode; STAGE, and AUTO's large copies, in streams mode). Nothing waits
+ *    on something only the caller could release, so there is no deadlock.
  *  - Registration (SG_STAGING_REGISTER, and SG_STAGING_AUTO for a buffer seen
  *    again and again) pins the user's buffer in place. While an executable
  *    whose copy node names a buffer exists, that buffer must stay allocated
@@ -111,7 +114,9 @@ SG_API void sg_pinned_pool_options_init(sg_pinned_pool_options *opts);
 SG_API sg_status sg_pinned_pool_create(const sg_pinned_pool_options *opts, sg_pinned_pool **out);
 
 /* Destroys a pool. SG_ERR_INVALID_ARGUMENT while executables still use it
- * (destroy them first); the default pool cannot be destroyed. */
+ * (destroy them first): an executable whose options name the pool uses it
+ * from its creation to its destruction, whatever its copies. The default
+ * pool cannot be destroyed. */
 SG_API sg_status sg_pinned_pool_destroy(sg_pinned_pool *pool);
 
 /* The process-wide default pool, created with the defaults on first use.

@@ -99,8 +99,10 @@ sg__stage_dir sg__staging_candidate(const sg__staging *st, uint32_t index) {
   return st && index < st->node_count ? st->nodes[index].dir : SG__STAGE_NONE;
 }
 
-/* Takes the pool on first need (creation or an update that makes a node a
- * candidate), so that executables without pageable copies cost nothing. */
+/* Takes the pool: at creation when the options name one (so that the pool
+ * cannot be destroyed under the executable), else on first need (creation
+ * or an update that makes a node a candidate), so that executables without
+ * pageable copies cost nothing. */
 static sg_status attach_pool(sg__staging *st, const char *where) {
   if (st->pool) return SG_OK;
   sg_pinned_pool *pool;
@@ -113,6 +115,30 @@ static sg_status attach_pool(sg__staging *st, const char *where) {
   if ((s = sg__pool_attach(pool, threads_wanted(st), where))) return s;
   st->pool = pool;
   return SG_OK;
+}
+
+/* 1 if candidate `c` is staged at its first launch in the per-launch
+ * regime, whatever happens then: STAGE, and AUTO's copies large enough to be
+ * staged until they are registered. (REGISTER stages only a buffer it could
+ * not register.) */
+static int stages_first(const sg__staging *st, const sg__copy *c) {
+  return st->policy != SG_STAGING_REGISTER && may_stage(st, c);
+}
+
+/* A ring that can never fit the pool is refused when the copy is made or
+ * changed, as graph mode does, rather than at a launch that would fail the
+ * executable for good. */
+static sg_status check_ring(const sg__staging *st, sg__stage_dir dir, const sg__copy *c,
+                            const char *where) {
+  sg__stage_geometry g;
+  sg__staging_geometry(st, dir, c->bytes, &g);
+  size_t need = g.stride && g.ring > SIZE_MAX / g.stride ? SIZE_MAX : (size_t)g.ring * g.stride;
+  size_t cap = sg__pool_cap(st->pool);
+  if (need <= cap) return SG_OK;
+  return sg__fail(SG_ERR_POOL_EXHAUSTED,
+                  "%s: a staging ring of %zu bytes is larger than the pinned pool's cap of %zu "
+                  "bytes (lower chunk_bytes or ring_depth, or raise the pool's max_bytes)",
+                  where, need, cap);
 }
 
 /* ---- persistent regime: prepared states ------------------------------- */
@@ -226,7 +252,11 @@ sg_status sg__staging_create(sg_exec *exec, int persistent, const char *fn, sg__
   *out = NULL;
   const sg_staging_options *o = &exec->options.staging;
   int on_cuda = exec->options.backend == SG_BACKEND_CUDA;
-  if (!on_cuda && (o->policy == SG_STAGING_NONE || o->policy == SG_STAGING_AUTO)) return SG_OK;
+  /* The host backend copies directly under NONE and AUTO; a pool named
+   * anyway is still held for the executable's life (an object with no
+   * node state). */
+  int never = !on_cuda && (o->policy == SG_STAGING_NONE || o->policy == SG_STAGING_AUTO);
+  if (never && !o->pool) return SG_OK;
   if (o->ring_depth > MAX_RING_DEPTH)
     return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: staging.ring_depth %u is above the limit of %u",
                     fn, o->ring_depth, MAX_RING_DEPTH);
@@ -251,13 +281,13 @@ sg_status sg__staging_create(sg_exec *exec, int persistent, const char *fn, sg__
   st->copy_threads = o->copy_threads;
   st->min_bytes = o->auto_min_bytes ? o->auto_min_bytes : DEFAULT_MIN_BYTES;
   st->register_after = o->auto_register_after ? o->auto_register_after : DEFAULT_REGISTER_AFTER;
-  st->node_count = exec->snap.node_count;
+  st->node_count = never ? 0 : exec->snap.node_count;
   st->nodes = sg__calloc(st->node_count ? st->node_count : 1, sizeof *st->nodes);
   if (!st->nodes) {
     sg__free(st);
     return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
   }
-  sg_status s = SG_OK;
+  sg_status s = o->pool ? attach_pool(st, fn) : SG_OK;
   for (uint32_t i = 0; !s && i < st->node_count; i++) {
     const sg__node *n = &exec->snap.nodes[i];
     if (n->kind != SG__NODE_COPY) continue;
@@ -271,6 +301,8 @@ sg_status sg__staging_create(sg_exec *exec, int persistent, const char *fn, sg__
     sg__format(where, sizeof where, "%s: %s", fn, sg__staging_label(st, i, label));
     s = attach_pool(st, where);
     if (!s && persistent) s = sg__staging_prepare(st, i, &n->u.copy, where);
+    if (!s && !persistent && stages_first(st, &n->u.copy))
+      s = check_ring(st, st->nodes[i].dir, &n->u.copy, where);
   }
   if (s) {
     sg__staging_destroy(st);
@@ -292,15 +324,16 @@ sg_status sg__staging_update_node(sg__staging *st, uint32_t index, const sg__nod
     if (s) return s;
     drop_states_but(sn, sg__staging_find(st, index, &fresh->u.copy));
   } else {
+    if (dir && may_stage(st, &fresh->u.copy)) {
+      sg_status s = attach_pool(st, where);
+      if (!s && stages_first(st, &fresh->u.copy)) s = check_ring(st, dir, &fresh->u.copy, where);
+      if (s) return s;
+    }
     /* The route is chosen again from the next launch on. */
     if (sn->reg) sg__reg_unbind(sn->reg);
     sn->reg = NULL;
     sn->streak = 0;
     sn->no_register = 0;
-    if (dir && may_stage(st, &fresh->u.copy)) {
-      sg_status s = attach_pool(st, where);
-      if (s) return s;
-    }
   }
   sn->dir = dir;
   sn->seen_src = fresh->u.copy.src;

@@ -316,6 +316,8 @@ sg__workers *sg__pool_workers(sg_pinned_pool *pool) { return &pool->workers; }
 
 int sg__pool_on_cuda(const sg_pinned_pool *pool) { return pool->on_cuda; }
 
+size_t sg__pool_cap(const sg_pinned_pool *pool) { return pool->o.max_bytes; }
+
 /* ---- public API -------------------------------------------------------- */
 
 void sg_pinned_pool_options_init(sg_pinned_pool_options *opts) {

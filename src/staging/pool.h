@@ -46,5 +46,7 @@ void sg__pool_release(sg_pinned_pool *pool, const sg__pool_block *block);
 
 sg__workers *sg__pool_workers(sg_pinned_pool *pool);
 int sg__pool_on_cuda(const sg_pinned_pool *pool);
+/* The cap on the memory the pool holds (its max_bytes, page-rounded). */
+size_t sg__pool_cap(const sg_pinned_pool *pool);
 
 #endif

@@ -212,7 +212,7 @@ struct HostPool {
   }
 };
 
-TEST(Defect7, DISABLED_NamedPoolIsHeldFromCreation) {
+TEST(Defect7, NamedPoolIsHeldFromCreation) {
   HostPool pool(1u << 20);
   void *a = nullptr, *b = nullptr;
   SG_ASSERT_OK(sg_mem_alloc(SG_BACKEND_HOST, SG_MEMORY_DEVICE, 0, 256, &a));
@@ -240,7 +240,7 @@ TEST(Defect7, DISABLED_NamedPoolIsHeldFromCreation) {
   sg_mem_free(b);
 }
 
-TEST(Defect7, DISABLED_StreamsModeRingAboveThePoolCapIsRefusedAtCreation) {
+TEST(Defect7, StreamsModeRingAboveThePoolCapIsRefusedAtCreation) {
   HostPool pool(64u << 10);
   void *dev = nullptr;
   SG_ASSERT_OK(sg_mem_alloc(SG_BACKEND_HOST, SG_MEMORY_DEVICE, 0, 1u << 20, &dev));
