@@ -14,10 +14,10 @@
 #define SG_FUZZ_CHECK_UTF8 (SG_FUZZ_STRICT || 1)
 // A copy or memset running past the end of a block the library knows is
 // refused when the node is added (first-contact bounds checks).
-#define SG_FUZZ_CHECK_BOUNDS (SG_FUZZ_STRICT || 0)
+#define SG_FUZZ_CHECK_BOUNDS 1
 // A copy whose byte range wraps the address space is judged with integer
 // arithmetic, never pointer wrap-around (defect 2).
-#define SG_FUZZ_CHECK_WRAP (SG_FUZZ_STRICT || 0)
+#define SG_FUZZ_CHECK_WRAP 1
 // CUDA_DEVICE_MAX_CONNECTIONS is read as digits only (defect 5).
 #define SG_FUZZ_CHECK_ENV 1
 // A failed sg_exec_update leaves the executable as it was, usable, and its

@@ -284,6 +284,8 @@ struct Fuzz {
     uintptr_t s_end = bytes > UINTPTR_MAX - s ? UINTPTR_MAX : s + bytes;
     bool overlap = d < s_end && s < d_end;
     Expect unsure = MAY_FAIL;
+    // No object is larger than PTRDIFF_MAX, and no range wraps the address space.
+    if (SG_FUZZ_CHECK_WRAP && (bytes > PTRDIFF_MAX || wraps)) return MUST_FAIL;
     if (overlap && (!wraps || SG_FUZZ_CHECK_WRAP)) return MUST_FAIL;
     bool src_dev = src.device, dst_dev = dst.device;
     int k = kind;
@@ -390,7 +392,11 @@ struct Fuzz {
     if (es < 4 && (value >> (8 * es))) return MUST_FAIL;
     if (reinterpret_cast<uintptr_t>(dst->p) % es) return MUST_FAIL;
     if (count > SIZE_MAX / es) return MUST_FAIL;
-    if (dst->known && count * es > dst->room) return SG_FUZZ_CHECK_BOUNDS ? MUST_FAIL : MAY_FAIL;
+    size_t bytes = count * es;
+    if (SG_FUZZ_CHECK_WRAP &&
+        (bytes > PTRDIFF_MAX || bytes > UINTPTR_MAX - reinterpret_cast<uintptr_t>(dst->p)))
+      return MUST_FAIL;
+    if (dst->known && bytes > dst->room) return SG_FUZZ_CHECK_BOUNDS ? MUST_FAIL : MAY_FAIL;
     return MUST_SUCCEED;
   }
 
