@@ -46,7 +46,21 @@ SG_API int sg_cuda_device_count(void);
  * backend). The memory is not initialised. Free with sg_mem_free. */
 SG_API sg_status sg_mem_alloc(sg_backend backend, sg_memory_kind kind, int device,
                               size_t bytes, void **out);
-/* Frees memory from sg_mem_alloc; NULL is accepted. */
+/* Frees memory from sg_mem_alloc; NULL is accepted.
+ *
+ * A block that a copy or memset node of a live executable names (pipelines
+ * included: their instances are executables) is freed later: the call
+ * returns SG_OK at once, the block is the library's from then on, and it is
+ * freed when the last such node lets go of it (its executable is destroyed,
+ * or the node is pointed elsewhere with sg_exec_set_copy, sg_exec_set_memset
+ * or sg_exec_update). So a launch never touches freed memory, and cleanup
+ * may free memory and destroy executables in either order. Naming a freed
+ * block in a node afterwards (sg_graph_add_*, sg_exec_set_*), making or
+ * updating an executable from a graph whose node names a block freed since,
+ * or freeing it twice is refused with SG_ERR_INVALID_ARGUMENT. Graphs and
+ * plans hold nothing (they never run). Kernel arguments are opaque to the
+ * library: a block passed only as a kernel argument is not tracked, and must
+ * outlive the executables using it. */
 SG_API sg_status sg_mem_free(void *ptr);
 
 /* What the library knows of the memory at `ptr`. */

@@ -18,6 +18,8 @@ typedef struct allocation {
   size_t bytes;
   sg_memory_kind kind;
   int on_cuda; /* 1: the CUDA runtime's memory; 0: host memory of the host backend */
+  size_t holds; /* nodes of live executables naming the block (node_memory.h) */
+  int freed;    /* sg_mem_free was called while held: freed when the last hold goes */
 } allocation;
 
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -57,6 +59,26 @@ static sg_status table_insert(allocation a) {
   return SG_OK;
 }
 
+/* Removes entry `at` from the table (table_lock held) and returns it. */
+static allocation table_remove(long at) {
+  allocation a = table[at];
+  memmove(&table[at], &table[at + 1], (table_count - (size_t)at - 1) * sizeof *table);
+  if (--table_count == 0) {
+    sg__free(table);
+    table = NULL;
+    table_capacity = 0;
+  }
+  return a;
+}
+
+/* Gives a removed entry's memory back (table_lock not held: freeing device
+ * memory may wait for the device). */
+static sg_status release_memory(allocation a) {
+  if (a.on_cuda) return sg__device_free(a.kind, (void *)a.base);
+  sg__free((void *)a.base);
+  return SG_OK;
+}
+
 sg_memory_kind sg__memory_classify(const void *ptr) {
   sg__mutex_lock(&table_lock);
   long at = find_containing((uintptr_t)ptr);
@@ -68,11 +90,11 @@ sg_memory_kind sg__memory_classify(const void *ptr) {
 }
 
 sg_memory_kind sg__memory_find(const void *ptr, sg__block *block) {
-  *block = (sg__block){0, 0, 0};
+  *block = (sg__block){0, 0, 0, 0};
   sg__mutex_lock(&table_lock);
   long at = find_containing((uintptr_t)ptr);
   if (at >= 0) {
-    *block = (sg__block){table[at].base, table[at].bytes, 0};
+    *block = (sg__block){table[at].base, table[at].bytes, 0, table[at].freed};
     sg_memory_kind kind = table[at].kind;
     sg__mutex_unlock(&table_lock);
     return kind;
@@ -84,8 +106,39 @@ sg_memory_kind sg__memory_find(const void *ptr, sg__block *block) {
   size_t bytes;
   if ((kind == SG_MEMORY_DEVICE || kind == SG_MEMORY_MANAGED) &&
       sg__device_range(ptr, &base, &bytes) && bytes > 0)
-    *block = (sg__block){base, bytes, 1};
+    *block = (sg__block){base, bytes, 1, 0};
   return kind;
+}
+
+int sg__memory_hold(const void *ptr, size_t bytes, sg__block *block) {
+  *block = (sg__block){0, 0, 0, 0};
+  sg__mutex_lock(&table_lock);
+  long at = find_containing((uintptr_t)ptr);
+  int held = 0;
+  if (at >= 0) {
+    allocation *a = &table[at];
+    *block = (sg__block){a->base, a->bytes, 0, a->freed};
+    held = !a->freed && bytes <= a->bytes - ((uintptr_t)ptr - a->base) ? 1 : -1;
+    if (held == 1) a->holds++;
+  }
+  sg__mutex_unlock(&table_lock);
+  return held;
+}
+
+void sg__memory_release(const void *ptr) {
+  sg__mutex_lock(&table_lock);
+  long at = find_containing((uintptr_t)ptr);
+  if (at < 0 || table[at].holds == 0) {
+    sg__mutex_unlock(&table_lock);
+    return;
+  }
+  if (--table[at].holds > 0 || !table[at].freed) {
+    sg__mutex_unlock(&table_lock);
+    return;
+  }
+  allocation a = table_remove(at); /* the deferred sg_mem_free */
+  sg__mutex_unlock(&table_lock);
+  release_memory(a); /* a failure has no caller left to report to */
 }
 
 const char *sg__memory_kind_text(sg_memory_kind kind) {
@@ -120,7 +173,7 @@ sg_status sg_mem_alloc(sg_backend backend, sg_memory_kind kind, int device, size
     return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: backend %d is not an sg_backend", __func__,
                     (int)backend);
   backend = sg_backend_resolve(backend);
-  allocation a = {0, bytes, kind, backend == SG_BACKEND_CUDA};
+  allocation a = {0, bytes, kind, backend == SG_BACKEND_CUDA, 0, 0};
   void *p = NULL;
   if (a.on_cuda) {
     sg_status st = sg__device_alloc(kind, device, bytes, &p);
@@ -150,17 +203,22 @@ sg_status sg_mem_free(void *ptr) {
     return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: %p was not returned by sg_mem_alloc", __func__,
                     ptr);
   }
-  allocation a = table[at];
-  memmove(&table[at], &table[at + 1], (table_count - (size_t)at - 1) * sizeof *table);
-  if (--table_count == 0) {
-    sg__free(table);
-    table = NULL;
-    table_capacity = 0;
+  if (table[at].freed) {
+    sg__mutex_unlock(&table_lock);
+    return sg__fail(SG_ERR_INVALID_ARGUMENT,
+                    "%s: %p was freed already (its release waits for the executables whose "
+                    "nodes name it)", __func__, ptr);
   }
+  if (table[at].holds) {
+    /* Deferred: nodes of live executables name the block, and a launch may
+     * still touch it. The last of them to let go frees it. */
+    table[at].freed = 1;
+    sg__mutex_unlock(&table_lock);
+    return SG_OK;
+  }
+  allocation a = table_remove(at);
   sg__mutex_unlock(&table_lock);
-  if (a.on_cuda) return sg__device_free(a.kind, ptr);
-  sg__free(ptr);
-  return SG_OK;
+  return release_memory(a);
 }
 
 sg_status sg_mem_kind(const void *ptr, sg_memory_kind *kind) {

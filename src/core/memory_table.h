@@ -22,10 +22,22 @@ typedef struct sg__block {
   uintptr_t base;   /* 0: no bound known */
   size_t bytes;
   int from_driver;  /* 1: the driver's allocation range; 0: an sg_mem_alloc block */
+  int freed;        /* 1: an sg_mem_alloc block already freed, kept while nodes hold it */
 } sg__block;
 
 /* sg__memory_classify, and the block `ptr` lies in (base 0 when unknown). */
 sg_memory_kind sg__memory_find(const void *ptr, sg__block *block);
+
+/* Executables hold the sg_mem_alloc blocks their copy and memset nodes
+ * name, and sg_mem_free of a held block is deferred until the last hold
+ * goes (core/node_memory.h). sg__memory_hold holds the block containing
+ * [ptr, ptr + bytes): 1 when held, 0 when ptr lies in no block, -1 when it
+ * does but the block was freed already or the range runs past its end (not
+ * held). *block describes the block (base 0: none). sg__memory_release lets
+ * go of one hold of the block containing ptr, and frees a freed block with
+ * its last hold (on the caller's thread: never from a callback). */
+int sg__memory_hold(const void *ptr, size_t bytes, sg__block *block);
+void sg__memory_release(const void *ptr);
 
 /* "device memory", "pinned host memory"...: how messages name a kind. */
 const char *sg__memory_kind_text(sg_memory_kind kind);

@@ -90,7 +90,7 @@ static sg_status check_size(const sg__where *w, const char *what, size_t bytes) 
  * not wrap around the address space (check_no_wrap, first) and must end
  * inside the block `ptr` lies in, where the library knows one
  * (memory_table.h: check_extent). check_extent returns the kind of memory
- * at ptr through *kind. */
+ * at ptr through *kind, and whether it lies in an sg_mem_alloc block. */
 static sg_status check_no_wrap(const sg__where *w, const char *side, const void *ptr,
                               size_t bytes) {
   uintptr_t end;
@@ -102,10 +102,16 @@ static sg_status check_no_wrap(const sg__where *w, const char *side, const void 
 }
 
 static sg_status check_extent(const sg__where *w, const char *side, const void *ptr,
-                              size_t bytes, sg_memory_kind *kind) {
+                              size_t bytes, sg_memory_kind *kind, unsigned char *in_alloc) {
   sg__block block;
   *kind = sg__memory_find(ptr, &block);
+  *in_alloc = block.base && !block.from_driver;
   if (!block.base) return SG_OK;
+  if (block.freed)
+    return fail_at(w, SG_ERR_INVALID_ARGUMENT,
+                   "the %s %p lies in an sg_mem_alloc block that was freed (sg_mem_free; its "
+                   "memory is kept only until the executables using it are gone); use live memory",
+                   side, ptr);
   size_t offset = (uintptr_t)ptr - block.base, room = block.bytes - offset;
   if (bytes <= room) return SG_OK;
   char offset_text[48] = "";
@@ -136,8 +142,9 @@ sg_status sg__node_from_copy(const sg_copy_desc *desc, const sg__where *where, s
       (st = check_no_wrap(where, "source", desc->src, desc->bytes)))
     return st;
   sg_memory_kind dst_mem, src_mem;
-  if ((st = check_extent(where, "destination", desc->dst, desc->bytes, &dst_mem)) ||
-      (st = check_extent(where, "source", desc->src, desc->bytes, &src_mem)))
+  unsigned char dst_alloc, src_alloc;
+  if ((st = check_extent(where, "destination", desc->dst, desc->bytes, &dst_mem, &dst_alloc)) ||
+      (st = check_extent(where, "source", desc->src, desc->bytes, &src_mem, &src_alloc)))
     return st;
   if (sg__ranges_overlap(desc->dst, desc->bytes, desc->src, desc->bytes))
     return fail_at(where, SG_ERR_INVALID_COPY, "source and destination overlap");
@@ -161,7 +168,8 @@ sg_status sg__node_from_copy(const sg_copy_desc *desc, const sg__where *where, s
   memset(out, 0, sizeof *out);
   out->kind = SG__NODE_COPY;
   out->name = name;
-  out->u.copy = (sg__copy){desc->dst, desc->src, desc->bytes, kind, dst_mem, src_mem};
+  out->u.copy = (sg__copy){desc->dst, desc->src, desc->bytes, kind, dst_mem, src_mem,
+                           dst_alloc, src_alloc, 0};
   return SG_OK;
 }
 
@@ -307,16 +315,17 @@ sg_status sg__node_from_memset(const sg_memset_desc *desc, const sg__where *wher
                    "count %zu of %u-byte elements is more bytes than a size_t holds", desc->count,
                    es);
   sg_memory_kind dst_mem;
+  unsigned char dst_alloc;
   sg_status st = check_size(where, "count * element_size", bytes);
   if (!st) st = check_no_wrap(where, "destination", desc->dst, bytes);
-  if (!st) st = check_extent(where, "destination", desc->dst, bytes, &dst_mem);
+  if (!st) st = check_extent(where, "destination", desc->dst, bytes, &dst_mem, &dst_alloc);
   if (st) return st;
   char *name;
   if ((st = copy_name(desc->name, where, &name))) return st;
   memset(out, 0, sizeof *out);
   out->kind = SG__NODE_MEMSET;
   out->name = name;
-  out->u.memset = (sg__memset){desc->dst, desc->value, es, desc->count, dst_mem};
+  out->u.memset = (sg__memset){desc->dst, desc->value, es, desc->count, dst_mem, dst_alloc, 0};
   return SG_OK;
 }
 

@@ -30,6 +30,9 @@ typedef struct sg__copy {
   sg_copy_kind kind;          /* resolved: never SG_COPY_AUTO */
   sg_memory_kind dst_memory;  /* as classified when the node was set */
   sg_memory_kind src_memory;
+  unsigned char dst_alloc;    /* 1: dst lay in an sg_mem_alloc block when the node was set */
+  unsigned char src_alloc;
+  unsigned char held;         /* blocks an executable holds: 1 dst, 2 src (node_memory.h) */
 } sg__copy;
 
 typedef struct sg__kernel {
@@ -56,6 +59,8 @@ typedef struct sg__memset {
   unsigned element_size;
   size_t count;
   sg_memory_kind dst_memory;
+  unsigned char dst_alloc;    /* 1: dst lay in an sg_mem_alloc block when the node was set */
+  unsigned char held;         /* 1: an executable holds dst's block (node_memory.h) */
 } sg__memset;
 
 typedef struct sg__host {

@@ -9,6 +9,7 @@ list(APPEND SG_C_SOURCES
   core/memory.c
   core/kernel_owner.c
   core/node.c
+  core/node_memory.c
   core/edge_set.c
   core/text.c
   core/graph.c

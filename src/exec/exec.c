@@ -7,6 +7,7 @@
 #include "core/device.h"
 #include "core/graph_internal.h"
 #include "core/handles.h"
+#include "core/node_memory.h"
 #include "core/sys.h"
 #include "exec/backend.h"
 #include "exec/exec.h"
@@ -91,6 +92,7 @@ sg_status sg_exec_create(const sg_graph *graph, const sg_exec_options *opts, sg_
   st = plan_graph(graph, o.max_streams, __func__, &e->snap, &e->plan);
   sg__graph_read_end(graph);
   if (st) goto fail_lock;
+  if ((st = sg__snapshot_hold_memory(&e->snap, __func__))) goto fail_plan;
   if ((st = e->ops->create(e, __func__))) goto fail_plan;
   if ((st = sg__handle_register(e, SG__HANDLE_EXEC))) goto fail_backend;
   *out = e;
@@ -99,6 +101,7 @@ sg_status sg_exec_create(const sg_graph *graph, const sg_exec_options *opts, sg_
 fail_backend:
   e->ops->destroy(e);
 fail_plan:
+  sg__snapshot_release_memory(&e->snap); /* releases only what was held */
   sg__plan_free(e->plan);
   sg__snapshot_free(&e->snap);
 fail_lock:
@@ -113,6 +116,7 @@ sg_status sg_exec_destroy(sg_exec *exec) {
   sg__handle_unregister(exec);
   exec->ops->wait(exec);
   exec->ops->destroy(exec);
+  sg__snapshot_release_memory(&exec->snap); /* nothing runs now: sg_mem_free may free them */
   sg__plan_free(exec->plan);
   sg__snapshot_free(&exec->snap);
   sg__free(exec->arg_spare.blob);

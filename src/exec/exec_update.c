@@ -5,6 +5,7 @@
 
 #include "core/graph_internal.h"
 #include "core/handles.h"
+#include "core/node_memory.h"
 #include "core/sys.h"
 #include "exec/backend.h"
 #include "exec/exec.h"
@@ -34,10 +35,15 @@ static sg_status exec_target(sg_exec *exec, sg_node node, sg__node_kind kind, co
 
 /* Hands `fresh` to the backend, then moves it into the snapshot (a kernel's
  * replaced argument block is kept as the spare for the next update). */
-static sg_status apply(sg_exec *exec, uint32_t index, sg__node *fresh) {
+static sg_status apply(sg_exec *exec, uint32_t index, sg__node *fresh, const char *fn) {
   int in_place = 0;
-  sg_status st = exec->ops->update_node(exec, index, fresh, &in_place);
+  sg_status st = sg__node_hold_memory(fresh, index, fn);
   if (st) return st;
+  if ((st = exec->ops->update_node(exec, index, fresh, &in_place))) {
+    sg__node_release_memory(fresh);
+    return st;
+  }
+  sg__node_release_memory(&exec->snap.nodes[index]);
   sg__node_replace_keeping(&exec->snap.nodes[index], fresh, &exec->arg_spare);
   exec->param_updates++;
   exec->in_place_updates += in_place != 0;
@@ -63,7 +69,7 @@ static void discard(sg_exec *exec, sg__node *fresh) {
       sg__where where = {#fn_name, NULL, NULL, &exec->snap.nodes[index], index};            \
       sg__node fresh;                                                                       \
       if (!(st = build)) {                                                                  \
-        st = apply(exec, index, &fresh);                                                    \
+        st = apply(exec, index, &fresh, #fn_name);                                          \
         discard(exec, &fresh);                                                              \
       }                                                                                     \
     }                                                                                       \
@@ -88,7 +94,7 @@ SET_EXEC_NODE(sg_exec_set_host, sg_host_desc, sg__node_from_host(desc, &where, &
 static sg_status update_params(sg_exec *exec, sg__snapshot *fresh) {
   for (uint32_t i = 0; i < fresh->node_count; i++) {
     if (sg__node_params_equal(&exec->snap.nodes[i], &fresh->nodes[i])) continue;
-    sg_status st = apply(exec, i, &fresh->nodes[i]);
+    sg_status st = apply(exec, i, &fresh->nodes[i], "sg_exec_update");
     if (st) return st;
   }
   return SG_OK;
@@ -104,6 +110,10 @@ static sg_status rebuild(sg_exec *exec, sg__snapshot *fresh, const char *fn) {
   sg_plan *plan;
   sg_status st = sg__plan_build(fresh, exec->options.max_streams, 1, &plan);
   if (st) return sg__plan_prefix_failure(st, fn);
+  if ((st = sg__snapshot_hold_memory(fresh, fn))) {
+    sg__plan_free(plan);
+    return st;
+  }
   exec->ops->wait(exec); /* nothing of the old state runs while the new one is made */
   const sg__snapshot old_snap = exec->snap;
   sg_plan *const old_plan = exec->plan;
@@ -117,6 +127,7 @@ static sg_status rebuild(sg_exec *exec, sg__snapshot *fresh, const char *fn) {
     exec->snap = old_snap;
     exec->plan = old_plan;
     exec->backend = old_backend;
+    sg__snapshot_release_memory(fresh);
     sg__plan_free(plan); /* `fresh` stays the caller's */
     return st;
   }
@@ -128,6 +139,7 @@ static sg_status rebuild(sg_exec *exec, sg__snapshot *fresh, const char *fn) {
   exec->plan = old_plan;
   exec->backend = old_backend;
   exec->ops->destroy(exec);
+  sg__snapshot_release_memory(&exec->snap);
   sg__plan_free(old_plan);
   sg__snapshot_free(&exec->snap);
   exec->snap = new_snap;

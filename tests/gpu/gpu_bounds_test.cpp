@@ -133,3 +133,54 @@ TEST_P(GpuBoundsUpdate, RefusedUpdatesKeepTheOldParameters) {
 INSTANTIATE_TEST_SUITE_P(Modes, GpuBoundsUpdate, ::testing::ValuesIn(all_modes()), mode_name);
 
 }  // namespace
+
+namespace {
+
+using namespace gputest;
+
+class GpuDeferredFree : public ModeTest {};
+
+// sg_mem_free of a block a launch in flight uses is deferred: the launch
+// (queued behind the caller's slow kernel) still reads and writes valid
+// memory, and the block is given back when the executable is destroyed.
+TEST_P(GpuDeferredFree, FreeDuringALaunchWaitsForTheExecutable) {
+  const size_t n = 1 << 16;
+  void *dev = nullptr;
+  SG_ASSERT_OK(sg_mem_alloc(SG_BACKEND_CUDA, SG_MEMORY_DEVICE, 0, n * 4, &dev));
+  PinnedMem in(n * 4), out(n * 4);
+  DevMem spin(4096);
+  std::vector<uint32_t> data = random_u32(99, n);
+  std::memcpy(in.p, data.data(), n * 4);
+  std::memset(out.p, 0xA5, n * 4);
+  sgtest::Graph g;
+  sg_node up;
+  sg_copy_desc c = {dev, in.p, n * 4, SG_COPY_AUTO, "upload"};
+  SG_ASSERT_OK(sg_graph_add_copy(g, &c, nullptr, 0, &up));
+  c = {out.p, dev, n * 4, SG_COPY_AUTO, "download"};
+  SG_ASSERT_OK(sg_graph_add_copy(g, &c, &up, 1, nullptr));
+  sg_exec_options o = options();
+  sg_exec *e = nullptr;
+  SG_ASSERT_OK(sg_exec_create(g, &o, &e));
+  cudaStream_t s;
+  CUDA_ASSERT(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  CUDA_ASSERT(gt_launch_slow_fill(static_cast<uint32_t *>(spin.p), 1, 1, 50 * 1000 * 1000, s));
+  SG_ASSERT_OK(sg_exec_launch(e, s));
+  SG_ASSERT_OK(sg_mem_free(dev));  // deferred: the launch has not even started
+  EXPECT_EQ(sg_mem_free(dev), SG_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(sg_last_error()).find("freed already"), std::string::npos)
+      << sg_last_error();
+  CUDA_ASSERT(cudaStreamSynchronize(s));
+  SG_ASSERT_OK(sg_exec_wait(e));
+  EXPECT_EQ(std::memcmp(out.p, data.data(), n * 4), 0) << "the launch saw freed memory";
+  SG_ASSERT_OK(sg_exec_destroy(e));
+  // Given back now: the library no longer knows the pointer.
+  EXPECT_EQ(sg_mem_free(dev), SG_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(sg_last_error()).find("was not returned by sg_mem_alloc"),
+            std::string::npos)
+      << sg_last_error();
+  CUDA_ASSERT(cudaStreamDestroy(s));
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, GpuDeferredFree, ::testing::ValuesIn(all_modes()), mode_name);
+
+}  // namespace
