@@ -9,7 +9,19 @@
 //                     (one node per launch, and every node per launch)  + cudaGraphLaunch
 //
 // over chain, fan, diamond-layer and random DAGs of 10, 100, 1,000 and
-// 10,000 empty-kernel nodes. Each figure is the median of several samples
+// 10,000 empty-kernel nodes, and random layered DAGs of widths 2 to 32 at 100
+// and 1,000 nodes. Graph mode is also compared with two more hand-built
+// graphs: `dag`, the DAG exactly as given (every edge, nodes in creation
+// order: what a user writes without a planner), the baseline of the target
+// "graph mode launches at <= 1.00x raw"; and `idx`, the reduced edges with
+// nodes in creation order (tells whether node order matters to the driver).
+//
+// Creation cost (third table): sg_exec_create in graph mode (explicit build)
+// against the raw build of the same DAG as given (a stream, cudaGraphCreate,
+// one cudaGraphAddKernelNode per node with its dependencies, instantiate,
+// upload, wait), medians of interleaved samples, for chain, fan, diamond,
+// random and random layered DAGs of 10 to 1,000 nodes. Target: <= 1.2x at
+// every size. Each figure is the median of several samples
 // (each many launches, then one wait), after a warm-up, ours and the
 // baseline's samples interleaved. Prints a table; writes JSON to argv[1]
 // (default launch_bench.json). Targets (H200): graph <= 1.05x, streams <=
@@ -123,6 +135,22 @@ Dag random_dag(uint32_t n) {
     uint32_t lo = v > 64 ? v - 64 : 0;
     std::vector<uint32_t> picks;
     for (uint32_t k = 0, want = rng() % 4; k < want; k++) picks.push_back(lo + rng() % (v - lo));
+    std::sort(picks.begin(), picks.end());
+    picks.erase(std::unique(picks.begin(), picks.end()), picks.end());
+    for (uint32_t u : picks) d.edges.emplace_back(u, v);
+  }
+  return d;
+}
+
+// Layers of `width` nodes; each node after the first layer depends on 1 to 3
+// distinct random nodes of the layer before it.
+Dag layered(uint32_t n, uint32_t width) {
+  Dag d{"layer-w" + std::to_string(width), n, {}};
+  std::mt19937 rng(777 + n * 31 + width);
+  for (uint32_t v = width; v < n; v++) {
+    uint32_t first = (v / width - 1) * width;
+    std::vector<uint32_t> picks;
+    for (uint32_t k = 0, want = 1 + rng() % 3; k < want; k++) picks.push_back(first + rng() % width);
     std::sort(picks.begin(), picks.end());
     picks.erase(std::unique(picks.begin(), picks.end()), picks.end());
     for (uint32_t u : picks) d.edges.emplace_back(u, v);
@@ -299,6 +327,53 @@ struct HandGraph {
   }
 };
 
+// A cudaGraph of the DAG built by hand without a planner: nodes in creation
+// order (index order, topological in every DAG here), each with the
+// dependencies given. `reduced`: only the edges the schedule kept after
+// transitive reduction (same node order).
+struct DagGraph {
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  cudaStream_t stream = nullptr;
+  double build_ms = 0;
+
+  DagGraph(const Dag &d, const void *func, const sg__schedule *reduced = nullptr) {
+    double t0 = now_us();
+    CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    CK(cudaGraphCreate(&graph, 0));
+    std::vector<cudaGraphNode_t> nodes(d.n);
+    std::vector<std::vector<uint32_t>> pred_index(d.n);
+    if (reduced) {
+      for (uint32_t u = 0; u < d.n; u++)
+        for (uint32_t e = reduced->red_start[u]; e < reduced->red_start[u + 1]; e++)
+          pred_index[reduced->red_succ[e]].push_back(u);
+    } else {
+      for (auto &e : d.edges) pred_index[e.second].push_back(e.first);
+    }
+    cudaKernelNodeParams p = {};
+    p.func = const_cast<void *>(func);
+    p.gridDim = dim3(1);
+    p.blockDim = dim3(1);
+    std::vector<cudaGraphNode_t> deps;
+    for (uint32_t v = 0; v < d.n; v++) {
+      deps.clear();
+      for (uint32_t u : pred_index[v]) deps.push_back(nodes[u]);
+      CK(cudaGraphAddKernelNode(&nodes[v], graph, deps.data(), deps.size(), &p));
+    }
+    CK(cudaGraphInstantiate(&exec, graph, 0));
+    CK(cudaGraphUpload(exec, stream));
+    CK(cudaStreamSynchronize(stream));
+    build_ms = (now_us() - t0) / 1e3;
+  }
+  ~DagGraph() {
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+    cudaStreamDestroy(stream);
+  }
+  DagGraph(const DagGraph &) = delete;
+  DagGraph &operator=(const DagGraph &) = delete;
+};
+
 // ---- the driver's kernel-node update, below the runtime ------------------------
 
 // cuGraphExecKernelNodeSetParams of the CUDA 12 ABI (CUDA_KERNEL_NODE_PARAMS_v2),
@@ -329,6 +404,7 @@ struct Row {
   unsigned streams = 0, events = 0;
   double streams_us = 0, hand_loop_us = 0;        // per node
   double graph_us = 0, hand_graph_us = 0;         // per node
+  double dag_graph_us = 0, idx_graph_us = 0;      // per node: the DAG as given; reduced, index order
   double update1_us = 0, raw_update1_us = 0;      // per update+launch
   double update_all_us = 0, raw_update_all_us = 0; // per node (update every node, launch)
   double raw_ours_update_all_us = 0;               // per node: the raw loop on our graph
@@ -398,9 +474,23 @@ Row run(const Dag &d) {
       CK(cudaStreamSynchronize(hand.stream));
       return now_us() - t0;
     };
-    auto m = compare(reps_for(d.n, 5), ours, base);
-    r.graph_us = m.first / n;
-    r.hand_graph_us = m.second / n;
+    DagGraph as_given(d, empty.desc.func);
+    DagGraph by_index(d, empty.desc.func, schedule_of(x));
+    auto raw_of = [](cudaGraphExec_t e, cudaStream_t st) {
+      return [e, st](int reps) {
+        double t0 = now_us();
+        for (int i = 0; i < reps; i++) CK(cudaGraphLaunch(e, st));
+        CK(cudaStreamSynchronize(st));
+        return now_us() - t0;
+      };
+    };
+    std::vector<double> m = compare_all(
+        reps_for(d.n, 5),
+        {ours, base, raw_of(as_given.exec, as_given.stream), raw_of(by_index.exec, by_index.stream)});
+    r.graph_us = m[0] / n;
+    r.hand_graph_us = m[1] / n;
+    r.dag_graph_us = m[2] / n;
+    r.idx_graph_us = m[3] / n;
     SGK(sg_exec_destroy(x));
   }
   SGK(sg_graph_destroy(lg.g));
@@ -647,6 +737,78 @@ std::string cpu_model() {
   return model;
 }
 
+// ---- creation cost ------------------------------------------------------------------
+
+struct CreateRow {
+  std::string topology;
+  uint32_t nodes = 0;
+  size_t edges = 0;
+  double ours_ms = 0, raw_ms = 0; // medians
+  double ratio() const { return ours_ms / raw_ms; }
+};
+
+// sg_exec_create in graph mode (explicit build) against the raw build of the
+// DAG as given, samples interleaved (which goes first alternates), each
+// destroyed untimed. The sg_graph exists beforehand, as a user's would.
+CreateRow create_cost(const Dag &d) {
+  CreateRow r;
+  r.topology = d.name;
+  r.nodes = d.n;
+  r.edges = d.edges.size();
+  sg_kernel_call empty;
+  sg_kernels_empty(&empty);
+  LibGraph lg = make_lib_graph(d, empty.desc);
+  auto ours = [&] {
+    double ms = 0;
+    sg_exec *x = make_exec(lg, SG_MODE_GRAPH, SG_BUILD_EXPLICIT, &ms);
+    SGK(sg_exec_destroy(x));
+    return ms;
+  };
+  auto raw = [&] { return DagGraph(d, empty.desc.func).build_ms; };
+  ours();
+  raw();
+  const int samples = d.n <= 100 ? 15 : 7;
+  std::vector<double> a, b;
+  for (int i = 0; i < samples; i++) {
+    if (i % 2) {
+      a.push_back(ours());
+      b.push_back(raw());
+    } else {
+      b.push_back(raw());
+      a.push_back(ours());
+    }
+  }
+  r.ours_ms = median(a);
+  r.raw_ms = median(b);
+  SGK(sg_graph_destroy(lg.g));
+  return r;
+}
+
+std::vector<CreateRow> create_rows() {
+  std::vector<CreateRow> rows;
+  std::printf("\ncreation: sg_exec_create (graph mode, explicit build) vs the raw build of the "
+              "DAG as given (stream, add nodes, instantiate, upload, wait); medians, ms\n");
+  std::printf("%-10s %6s %7s | %9s %9s %6s\n", "topology", "nodes", "edges", "ours", "raw",
+              "ratio");
+  for (uint32_t n : {10u, 30u, 100u, 300u, 1000u})
+    for (const Dag &d : {chain(n), fan(n), diamonds(n), random_dag(n), layered(n, 4),
+                         layered(n, 16)}) {
+      CreateRow r = create_cost(d);
+      rows.push_back(r);
+      std::printf("%-10s %6u %7zu | %9.4f %9.4f %6.3f\n", r.topology.c_str(), r.nodes, r.edges,
+                  r.ours_ms, r.raw_ms, r.ratio());
+      std::fflush(stdout);
+    }
+  double log_sum = 0, worst = 0;
+  for (const CreateRow &r : rows) {
+    log_sum += std::log(r.ratio());
+    worst = std::max(worst, r.ratio());
+  }
+  std::printf("create     target 1.20  geomean %.3f  worst %.3f  %s\n",
+              std::exp(log_sum / rows.size()), worst, worst <= 1.2 ? "met" : "MISSED");
+  return rows;
+}
+
 // ---- output -----------------------------------------------------------------------
 
 struct Target {
@@ -655,7 +817,8 @@ struct Target {
   double worst = 0, geomean = 0;
 };
 
-void write_json(const char *path, const std::vector<Row> &rows, const Target *targets, int nt,
+void write_json(const char *path, const std::vector<Row> &rows,
+                const std::vector<CreateRow> &creates, const Target *targets, int nt,
                 const Micro &mi, const char *device, const std::string &cpu, int driver,
                 int runtime, double total_s) {
   FILE *f = std::fopen(path, "w");
@@ -687,6 +850,8 @@ void write_json(const char *path, const std::vector<Row> &rows, const Target *ta
         "\"streams\": %u, \"events\": %u,\n"
         "     \"streams_us_per_node\": %.4f, \"hand_loop_us_per_node\": %.4f, \"streams_ratio\": %.4f,\n"
         "     \"graph_us_per_node\": %.4f, \"hand_graph_us_per_node\": %.4f, \"graph_ratio\": %.4f,\n"
+        "     \"dag_graph_us_per_node\": %.4f, \"graph_vs_dag_ratio\": %.4f, "
+        "\"reduced_index_order_graph_us_per_node\": %.4f,\n"
         "     \"update1_us\": %.3f, \"raw_update1_us\": %.3f, \"update1_ratio\": %.4f,\n"
         "     \"update_all_us_per_node\": %.4f, \"raw_update_all_us_per_node\": %.4f, "
         "\"update_all_ratio\": %.4f,\n"
@@ -697,12 +862,22 @@ void write_json(const char *path, const std::vector<Row> &rows, const Target *ta
         "     \"create_explicit_ms\": %.3f, \"create_capture_ms\": %.3f, \"hand_build_ms\": %.3f}%s\n",
         r.topology.c_str(), r.nodes, r.edges, r.reduced_edges, r.streams, r.events, r.streams_us,
         r.hand_loop_us, r.streams_us / r.hand_loop_us, r.graph_us, r.hand_graph_us,
-        r.graph_us / r.hand_graph_us, r.update1_us, r.raw_update1_us,
+        r.graph_us / r.hand_graph_us, r.dag_graph_us, r.graph_us / r.dag_graph_us, r.idx_graph_us,
+        r.update1_us, r.raw_update1_us,
         r.update1_us / r.raw_update1_us, r.update_all_us, r.raw_update_all_us,
         r.update_all_us / r.raw_update_all_us, r.raw_ours_update_all_us, r.set_ours_us,
         r.set_raw_us, r.set_raw_ours_us, r.set_streams_us, r.set_drv_us, r.lib_ns(), r.graph_ns(),
         r.gpu_bound() ? "gpu" : "host", r.create_explicit_ms, r.create_capture_ms,
         r.hand_build_ms, i + 1 < rows.size() ? "," : "");
+  }
+  std::fprintf(f, "  ],\n  \"create\": [\n");
+  for (size_t i = 0; i < creates.size(); i++) {
+    const CreateRow &c = creates[i];
+    std::fprintf(f,
+                 "    {\"topology\": \"%s\", \"nodes\": %u, \"edges\": %zu, \"ours_ms\": %.4f, "
+                 "\"raw_ms\": %.4f, \"ratio\": %.4f}%s\n",
+                 c.topology.c_str(), c.nodes, c.edges, c.ours_ms, c.raw_ms, c.ratio(),
+                 i + 1 < creates.size() ? "," : "");
   }
   std::fprintf(f, "  ]\n}\n");
   std::fclose(f);
@@ -787,34 +962,41 @@ int main(int argc, char **argv) {
               "mutex lock+unlock %.1f\n\n",
               mi.get_device_ns, mi.ctx_current_ns, mi.mutex_pair_ns);
   std::printf("per node (us) unless noted; ratio = ours / hand-written\n\n");
-  std::printf("%-8s %6s %3s | %8s %8s %5s | %8s %8s %5s | %9s %9s %5s | %8s %8s %5s\n",
+  std::printf("%-8s %6s %3s | %8s %8s %5s | %8s %8s %5s %8s %5s %8s | %9s %9s %5s | %8s %8s "
+              "%5s\n",
               "topology", "nodes", "str", "streams", "hand", "ratio", "graph", "handgr", "ratio",
-              "upd1(us)", "raw(us)", "ratio", "updall", "raw", "ratio");
+              "dag", "ratio", "idx", "upd1(us)", "raw(us)", "ratio", "updall", "raw", "ratio");
 
   const double t0 = now_us();
   std::vector<Row> rows;
+  std::vector<Dag> dags;
   for (uint32_t n : {10u, 100u, 1000u, 10000u}) {
-    for (const Dag &d : {chain(n), fan(n), diamonds(n), random_dag(n)}) {
-      Row r = run(d);
-      rows.push_back(r);
-      std::printf("%-8s %6u %3u | %8.3f %8.3f %5.2f | %8.3f %8.3f %5.2f | %9.2f %9.2f %5.2f | "
-                  "%8.3f %8.3f %5.2f\n",
-                  r.topology.c_str(), r.nodes, r.streams, r.streams_us, r.hand_loop_us,
-                  r.streams_us / r.hand_loop_us, r.graph_us, r.hand_graph_us,
-                  r.graph_us / r.hand_graph_us, r.update1_us, r.raw_update1_us,
-                  r.update1_us / r.raw_update1_us, r.update_all_us, r.raw_update_all_us,
-                  r.update_all_us / r.raw_update_all_us);
-      std::fflush(stdout);
-    }
+    for (const Dag &d : {chain(n), fan(n), diamonds(n), random_dag(n)}) dags.push_back(d);
+    if (n == 100 || n == 1000)
+      for (uint32_t w : {2u, 4u, 8u, 16u, 32u}) dags.push_back(layered(n, w));
+  }
+  for (const Dag &d : dags) {
+    Row r = run(d);
+    rows.push_back(r);
+    std::printf("%-8s %6u %3u | %8.3f %8.3f %5.2f | %8.3f %8.3f %5.2f %8.3f %5.2f %8.3f | "
+                "%9.2f %9.2f %5.2f | %8.3f %8.3f %5.2f\n",
+                r.topology.c_str(), r.nodes, r.streams, r.streams_us, r.hand_loop_us,
+                r.streams_us / r.hand_loop_us, r.graph_us, r.hand_graph_us,
+                r.graph_us / r.hand_graph_us, r.dag_graph_us, r.graph_us / r.dag_graph_us,
+                r.idx_graph_us, r.update1_us, r.raw_update1_us, r.update1_us / r.raw_update1_us,
+                r.update_all_us, r.raw_update_all_us, r.update_all_us / r.raw_update_all_us);
+    std::fflush(stdout);
   }
   const double total_s = (now_us() - t0) / 1e6;
 
-  Target targets[] = {{"streams", 1.15}, {"graph", 1.05}, {"update1", 1.10}, {"update_all", 1.10}};
+  Target targets[] = {{"streams", 1.15}, {"graph", 1.05},       {"graph_vs_dag", 1.00},
+                      {"update1", 1.10}, {"update_all", 1.10}};
   for (Target &t : targets) {
     double log_sum = 0;
     for (const Row &r : rows) {
       double ratio = !std::strcmp(t.what, "streams") ? r.streams_us / r.hand_loop_us
                      : !std::strcmp(t.what, "graph") ? r.graph_us / r.hand_graph_us
+                     : !std::strcmp(t.what, "graph_vs_dag") ? r.graph_us / r.dag_graph_us
                      : !std::strcmp(t.what, "update1") ? r.update1_us / r.raw_update1_us
                                                        : r.update_all_us / r.raw_update_all_us;
       t.worst = std::max(t.worst, ratio);
@@ -827,11 +1009,21 @@ int main(int argc, char **argv) {
     std::printf("%-10s %6.2f  %7.3f  %5.3f  %s\n", t.what, t.limit, t.geomean, t.worst,
                 t.worst <= t.limit ? "met" : (t.geomean <= t.limit ? "met on geomean" : "MISSED"));
   print_breakdown(rows, mi);
+  {
+    // Node order: the reduced graph in issue order (ours) against the same
+    // edges in creation order; and what reduction does (DAG as given).
+    auto order = [](const Row &r) { return r.hand_graph_us / r.idx_graph_us; };
+    auto reduction = [](const Row &r) { return r.idx_graph_us / r.dag_graph_us; };
+    std::printf("\nnode order (reduced edges: issue order / creation order), geomean %.3f; "
+                "reduction (reduced / as given, creation order), geomean %.3f\n",
+                geomean_of(rows, order), geomean_of(rows, reduction));
+  }
+  std::vector<CreateRow> creates = create_rows();
   std::printf("\nbuild times (ms): ours explicit / ours capture / hand-built (instantiate+upload)\n");
   for (const Row &r : rows)
     std::printf("  %-8s %6u  %9.2f %9.2f %9.2f\n", r.topology.c_str(), r.nodes,
                 r.create_explicit_ms, r.create_capture_ms, r.hand_build_ms);
   std::printf("\ntotal %.1f s; JSON: %s\n", total_s, json);
-  write_json(json, rows, targets, 4, mi, prop.name, cpu, driver, runtime, total_s);
+  write_json(json, rows, creates, targets, 5, mi, prop.name, cpu, driver, runtime, total_s);
   return 0;
 }

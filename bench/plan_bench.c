@@ -111,6 +111,23 @@ static dag make_fan(uint32_t n) {
   return d;
 }
 
+/* fans of `width` nodes between join nodes: join -> width nodes -> join ...
+ * (launch_bench's "diamond" DAGs). Chains along edges break at every join. */
+static dag make_fans(uint32_t n, uint32_t width) {
+  uint32_t *label = permutation(n);
+  edge *e = malloc(2 * (size_t)n * sizeof *e);
+  size_t m = 0;
+  for (uint32_t join = 0; join + width + 1 < n; join += width + 1)
+    for (uint32_t k = 1; k <= width; k++) {
+      e[m++] = (edge){label[join], label[join + k]};
+      e[m++] = (edge){label[join + k], label[join + width + 1]};
+    }
+  dag d = to_csr(n, e, m);
+  free(e);
+  free(label);
+  return d;
+}
+
 /* layers of `width` nodes; node i of a layer follows node i of the layer
  * before, plus two random nodes of it (a pipeline of wide stages, like
  * batched model layers): the width is exactly `width` */
@@ -437,7 +454,8 @@ static int run_api_rows(FILE *json, int quick, int *first) {
 
 typedef struct family {
   const char *name;
-  int kind; /* 0 chain, 1 fan, 2 layered, 3 random local, 4 random uniform, 5 crossings */
+  int kind; /* 0 chain, 1 fan, 2 layered, 3 random local, 4 random uniform, 5 crossings,
+               6 fans between joins */
 } family;
 
 int main(int argc, char **argv) {
@@ -455,7 +473,8 @@ int main(int argc, char **argv) {
   }
   static const family families[] = {{"chain", 0},         {"fan", 1},
                                     {"layered-w100", 2},  {"random-local", 3},
-                                    {"random-uniform", 4}, {"crossings-w64", 5}};
+                                    {"random-uniform", 4}, {"crossings-w64", 5},
+                                    {"joined-fans-w8", 6}};
   static const uint32_t sizes[] = {1000, 10000, 100000};
   static const unsigned limits[] = {0, 32, UINT_MAX};
   size_t nsizes = api_only ? 0 : quick ? 2 : 3;
@@ -477,7 +496,8 @@ int main(int argc, char **argv) {
         case 2: d = make_layered(n, 100); break;
         case 3: d = make_random(n, 64); break;
         case 4: d = make_random(n, n); break;
-        default: d = make_crossings(n, 64); break;
+        case 5: d = make_crossings(n, 64); break;
+        default: d = make_fans(n, 8); break;
       }
       for (size_t l = 0; l < sizeof limits / sizeof limits[0]; l++) {
         result r = run_case(&d, limits[l]);

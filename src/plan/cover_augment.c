@@ -50,42 +50,54 @@ static void augment(search *s, uint32_t x) {
   }
 }
 
+/* Expands node x for the walk from left node u: a free right node among x's
+ * successors ends the walk at once (returns it); the others not yet walked
+ * are pushed. Looking for a free node before descending matters: a walk
+ * that dives first can run through the whole graph along matched nodes,
+ * mark it all walked, and leave every other tree of the phase nothing to
+ * search (one augmentation per phase, on diamonds of fans and joins). */
+static uint32_t expand(search *s, uint32_t u, uint32_t x, uint32_t *sp, uint64_t *work) {
+  const sg__work *w = s->w;
+  uint32_t ph = s->phase;
+  *work += 1 + (w->succ_start[x + 1] - w->succ_start[x]);
+  for (uint32_t e = w->succ_start[x]; e < w->succ_start[x + 1]; e++) {
+    uint32_t y = w->succ[e];
+    if (s->walked[y] != ph && w->prev[y] == SG__NONE) {
+      s->walked[y] = ph;
+      s->origin[y] = u;
+      return y;
+    }
+  }
+  for (uint32_t e = w->succ_start[x]; e < w->succ_start[x + 1]; e++) {
+    uint32_t y = w->succ[e];
+    if (s->walked[y] == ph) continue;
+    s->walked[y] = ph;
+    s->origin[y] = u;
+    s->stack[(*sp)++] = y;
+  }
+  return SG__NONE;
+}
+
 /* Walks from left node u; returns 1 if its tree augmented. */
 static int walk(search *s, uint32_t u, uint32_t *tail, uint64_t *work) {
   const sg__work *w = s->w;
   uint32_t ph = s->phase, sp = 0;
   uint32_t r = s->root[u];
-  for (uint32_t e = w->succ_start[u]; e < w->succ_start[u + 1]; e++) {
-    uint32_t x = w->succ[e];
-    if (s->walked[x] == ph) continue;
-    s->walked[x] = ph;
-    s->origin[x] = u;
-    s->stack[sp++] = x;
-  }
-  *work += 1 + (w->succ_start[u + 1] - w->succ_start[u]);
-  while (sp) {
-    uint32_t x = s->stack[--sp];
-    uint32_t mate = w->prev[x];
-    if (mate == SG__NONE) {
-      augment(s, x);
-      s->done[r] = ph;
-      return 1;
-    }
+  uint32_t x = expand(s, u, u, &sp, work);
+  while (x == SG__NONE && sp) {
+    uint32_t y = s->stack[--sp];
+    uint32_t mate = w->prev[y]; /* matched: pushed only if it has a chain predecessor */
     if (s->queued[mate] != ph) {
       s->queued[mate] = ph;
       s->root[mate] = r;
       s->queue[(*tail)++] = mate;
     }
-    for (uint32_t e = w->succ_start[x]; e < w->succ_start[x + 1]; e++) {
-      uint32_t y = w->succ[e];
-      if (s->walked[y] == ph) continue;
-      s->walked[y] = ph;
-      s->origin[y] = u;
-      s->stack[sp++] = y;
-    }
-    *work += 1 + (w->succ_start[x + 1] - w->succ_start[x]);
+    x = expand(s, u, y, &sp, work);
   }
-  return 0;
+  if (x == SG__NONE) return 0;
+  augment(s, x);
+  s->done[r] = ph;
+  return 1;
 }
 
 /* One phase; returns the number of augmentations. */

@@ -148,6 +148,28 @@ TEST(ScheduleFamilies, DiamondsInSeries) {
   EXPECT_EQ(s->wait_count, 2 * k);
 }
 
+// Fans of 8 between join nodes (join -> 8 -> join -> ...), as launch_bench's
+// "diamond" DAGs: chains along edges leave 7 single nodes per fan, and only
+// chains that jump over the joins reach the width. Each search of the cover
+// must find a free node next to it before diving deeper, or one search runs
+// through the whole graph and each phase joins just two chains (thousands of
+// phases). Regression: the cover is exact within a few phases' budget.
+TEST(ScheduleFamilies, FansBetweenJoinsNeedFewCoverPhases) {
+  const uint32_t width = 8, n = 9 * 1200 + 1;
+  Edges e;
+  for (uint32_t join = 0; join + width + 1 < n; join += width + 1)
+    for (uint32_t k = 1; k <= width; k++) e.insert(e.end(), {{join, join + k}, {join + k, join + width + 1}});
+  Dag d(n, e);
+  sg__plan_limits tight;
+  sg__plan_limits_default(&tight);
+  tight.cover_work = 30 * (uint64_t)(n + d.edge_count()); // about 30 phases
+  Schedule s;
+  ASSERT_EQ(build(d, kUnlimited, s, &tight), SG_OK) << sg_last_error();
+  EXPECT_TRUE(s->width_exact);
+  EXPECT_EQ(s->width, width);
+  EXPECT_EQ(s->stream_count, width);
+}
+
 TEST(ScheduleFamilies, LayeredDagOfKnownWidth) {
   for (uint32_t width : {1u, 3u, 8u, 20u}) {
     Dag d = layered(12, width);
