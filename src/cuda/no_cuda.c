@@ -59,3 +59,4 @@ sg_status sg__staging_cuda_fence_record(void *fence, void *stream, const char *w
 int sg__staging_cuda_fence_busy(void *fence) { return 0; }
 void sg__staging_cuda_fence_wait(void *fence) {}
 int sg__staging_cuda_stream_broken(void *stream) { return 0; }
+int sg__staging_cuda_memops_supported(int device) { return 0; }

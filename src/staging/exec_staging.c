@@ -3,11 +3,14 @@
  * and the host backend's runs. */
 #include "staging/exec_staging.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
 #include "core/memory_table.h"
 #include "core/sys.h"
+#include "staging/pinned_mem.h"
+#include "staging/stage_conductor.h"
 #include "staging/tuning.h"
 
 #define DEFAULT_RING_DEPTH 4u
@@ -114,6 +117,19 @@ static sg_status attach_pool(sg__staging *st, const char *where) {
                     "executable needs a pool of pinned memory", where);
   if ((s = sg__pool_attach(pool, threads_wanted(st), where))) return s;
   st->pool = pool;
+  /* Chosen with the pool, so that an executable that stages nothing never
+   * probes the device. Nobody waits for a memop copy's host copies, so a
+   * copy thread must run (the callbacks copy what no thread takes
+   * themselves). */
+  st->protocol = sg__staging_protocol_for(st->on_cuda, st->exec->options.device);
+  if (st->protocol == SG__STAGE_MEMOPS && sg__workers_count(sg__pool_workers(pool)) == 0)
+    st->protocol = SG__STAGE_CALLBACKS;
+  if (st->protocol == SG__STAGE_MEMOPS &&
+      (s = sg__conductor_start(sg__pool_conductor(pool), where))) {
+    sg__pool_detach(pool);
+    st->pool = NULL;
+    return s;
+  }
   return SG_OK;
 }
 
@@ -139,6 +155,13 @@ static sg_status check_ring(const sg__staging *st, sg__stage_dir dir, const sg__
                   "%s: a staging ring of %zu bytes is larger than the pinned pool's cap of %zu "
                   "bytes (lower chunk_bytes or ring_depth, or raise the pool's max_bytes)",
                   where, need, cap);
+}
+
+sg__stage_protocol sg__staging_protocol_for(int on_cuda, int device) {
+  const char *env = getenv("SG_STAGING_PROTOCOL");
+  if (env && strcmp(env, "callbacks") == 0) return SG__STAGE_CALLBACKS;
+  if (!on_cuda) return SG__STAGE_MEMOPS; /* emulated: always there */
+  return sg__staging_cuda_memops_supported(device) ? SG__STAGE_MEMOPS : SG__STAGE_CALLBACKS;
 }
 
 /* ---- persistent regime: prepared states ------------------------------- */
@@ -186,6 +209,7 @@ static sg_status state_make(sg__staging *st, const sg__copy *c, sg__stage_dir di
     sg__stage_geometry g;
     sg__staging_geometry(st, dir, c->bytes, &g);
     s = sg__stage_run_new(st->pool, dir, host, device, &g, 1, NULL, NULL, where, &p->run);
+    if (!s && st->protocol == SG__STAGE_MEMOPS) s = sg__stage_run_use_memops(p->run, where);
   }
   if (s) {
     state_free(p);
@@ -407,4 +431,29 @@ void sg__staging_count_launch(sg__staging *st) {
     registered += p->route == SG__ROUTE_REGISTERED;
   }
   if (staged || registered) sg__exec_count_copies(st->exec, staged, registered);
+}
+
+/* ---- memop protocol ----------------------------------------------------- */
+
+int sg__staging_arm_launch(sg__staging *st, const sg__stage_watch *watch) {
+  if (!st || !st->persistent || st->protocol != SG__STAGE_MEMOPS) return 0;
+  int armed = 0;
+  for (uint32_t i = 0; i < st->node_count; i++) {
+    if (!st->nodes[i].states) continue;
+    const sg__pstate *p = sg__staging_find(st, i, copy_of(st, i));
+    if (!p || p->route != SG__ROUTE_STAGE || p->run->protocol != SG__STAGE_MEMOPS) continue;
+    char where[SG__LABEL_BYTES + 64], label[SG__LABEL_BYTES + 16];
+    sg__format(where, sizeof where, "sg_exec_launch: %s", sg__staging_label(st, i, label));
+    sg__stage_arm(p->run, watch, where);
+    armed = 1;
+  }
+  return armed;
+}
+
+void sg__staging_settle(sg__staging *st) {
+  if (st && st->pool && st->protocol == SG__STAGE_MEMOPS) sg__stage_settle(st->pool);
+}
+
+void sg__staging_disown(sg__staging *st, void *report_ctx) {
+  if (st && st->pool && st->protocol == SG__STAGE_MEMOPS) sg__stage_disown(st->pool, report_ctx);
 }

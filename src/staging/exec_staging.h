@@ -64,6 +64,7 @@ typedef struct sg__staging {
   sg_exec *exec;
   int on_cuda;                 /* the CUDA backend (else the host backend) */
   int persistent;              /* graph mode */
+  sg__stage_protocol protocol; /* of every staged copy (stage_run.h), chosen at creation */
   sg_staging_policy policy;
   sg_pinned_pool *requested;   /* options.staging.pool (NULL: default) */
   sg_pinned_pool *pool;        /* attached once a candidate may be staged */
@@ -124,6 +125,21 @@ sg_status sg__staging_prepare_update(sg__staging *st, uint32_t index, const sg__
 /* Persistent regime: adds one launch's copies to the statistics (a CUDA
  * graph's copies are counted per launch, not per build). */
 void sg__staging_count_launch(sg__staging *st);
+/* Persistent regime, memop protocol: arms the ring of every staged copy of
+ * the graph for one launch that has just been enqueued (stage_conductor.h),
+ * with `watch` (st may be NULL). 1 if the graph has such a copy. */
+int sg__staging_arm_launch(sg__staging *st, const sg__stage_watch *watch);
+/* Memop protocol: the rings of launches that have ended are back in the
+ * pool when this returns (after a wait; st may be NULL). */
+void sg__staging_settle(sg__staging *st);
+/* Memop protocol: the executable is being destroyed and its launches are
+ * over: no armed ring reports to `report_ctx` (or uses its streams) any
+ * more (st may be NULL). */
+void sg__staging_disown(sg__staging *st, void *report_ctx);
+/* Which protocol an executable on `on_cuda` (device `device`) uses: the
+ * memop protocol where the device supports it, unless SG_STAGING_PROTOCOL
+ * is "callbacks" (docs/staging.md). */
+sg__stage_protocol sg__staging_protocol_for(int on_cuda, int device);
 /* Counts one execution of a copy by `route`. */
 void sg__staging_count(sg__staging *st, sg__copy_route route);
 

@@ -42,6 +42,12 @@ void sg__staging_cuda_fence_free(void *fence);
 sg_status sg__staging_cuda_fence_record(void *fence, void *stream, const char *where);
 int sg__staging_cuda_fence_busy(void *fence);
 void sg__staging_cuda_fence_wait(void *fence);
+/* 1 when `device` can run the memop protocol (docs/staging.md, "Device
+ * support"): the driver's stream memory operations, unified addressing and
+ * a probe that passed, once per device and process. Not a fault point
+ * where the answer is remembered; a probe cut short by a failed call gives
+ * 0 this time and is made again next time. */
+int sg__staging_cuda_memops_supported(int device);
 /* 1 when querying `stream` reports an error (a broken context): memory that
  * launches in flight hold will then never come back. */
 int sg__staging_cuda_stream_broken(void *stream);

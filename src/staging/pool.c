@@ -18,6 +18,7 @@
 #include "core/sys.h"
 #include "staging/pinned_mem.h"
 #include "staging/pool.h"
+#include "staging/stage_conductor.h"
 
 #define PAGE ((size_t)4096)
 #define DEFAULT_SLAB_BYTES ((size_t)64 << 20)
@@ -53,7 +54,14 @@ struct sg_pinned_pool {
   uint64_t slab_allocs, slab_frees, acquisitions, waits, exhausted;
   unsigned users;
   sg__workers workers;
+  sg__conductor conductor;
+  void **flag_slabs;        /* pinned slabs of flag records */
+  size_t flag_slab_count;
+  void *free_flags;         /* free records, linked through their first word */
 };
+
+/* Flag records come in slabs of this many bytes. */
+#define FLAG_SLAB_BYTES ((size_t)64 * 1024)
 
 static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
@@ -314,6 +322,49 @@ void sg__pool_detach(sg_pinned_pool *pool) {
 
 sg__workers *sg__pool_workers(sg_pinned_pool *pool) { return &pool->workers; }
 
+sg__conductor *sg__pool_conductor(sg_pinned_pool *pool) { return &pool->conductor; }
+
+/* ---- flag records -------------------------------------------------------- */
+
+sg_status sg__pool_flags_take(sg_pinned_pool *pool, const char *where, void **out) {
+  sg__mutex_lock(&pool->lock);
+  while (!pool->free_flags) {
+    /* A new slab, allocated with the lock released (a CUDA call). */
+    sg__mutex_unlock(&pool->lock);
+    void *base = NULL;
+    sg_status st = sg__pinned_alloc(pool->on_cuda, pool->o.device, FLAG_SLAB_BYTES, where, &base);
+    if (st) return st;
+    sg__mutex_lock(&pool->lock);
+    void **grown = sg__realloc_array(pool->flag_slabs, pool->flag_slab_count + 1, sizeof *grown);
+    if (!grown) {
+      sg__mutex_unlock(&pool->lock);
+      sg__pinned_free(pool->on_cuda, base);
+      return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", where);
+    }
+    pool->flag_slabs = grown;
+    pool->flag_slabs[pool->flag_slab_count++] = base;
+    for (size_t off = 0; off < FLAG_SLAB_BYTES; off += SG__POOL_FLAG_BYTES) {
+      void **rec = (void **)(void *)((char *)base + off);
+      *rec = pool->free_flags;
+      pool->free_flags = rec;
+    }
+  }
+  void **rec = pool->free_flags;
+  pool->free_flags = *rec;
+  sg__mutex_unlock(&pool->lock);
+  memset(rec, 0, SG__POOL_FLAG_BYTES);
+  *out = rec;
+  return SG_OK;
+}
+
+void sg__pool_flags_give(sg_pinned_pool *pool, void *flags) {
+  if (!flags) return;
+  sg__mutex_lock(&pool->lock);
+  *(void **)flags = pool->free_flags;
+  pool->free_flags = flags;
+  sg__mutex_unlock(&pool->lock);
+}
+
 int sg__pool_on_cuda(const sg_pinned_pool *pool) { return pool->on_cuda; }
 
 size_t sg__pool_cap(const sg_pinned_pool *pool) { return pool->o.max_bytes; }
@@ -363,8 +414,12 @@ static sg_status resolve_options(const sg_pinned_pool_options *in, const char *f
 }
 
 static void pool_free(sg_pinned_pool *pool) {
+  sg__conductor_destroy(&pool->conductor);
   for (size_t i = 0; i < pool->slab_count; i++) slab_free(pool, pool->slabs[i]);
   sg__free(pool->slabs);
+  for (size_t i = 0; i < pool->flag_slab_count; i++)
+    sg__pinned_free(pool->on_cuda, pool->flag_slabs[i]);
+  sg__free(pool->flag_slabs);
   sg__workers_destroy(&pool->workers);
   sg__cond_destroy(&pool->changed);
   sg__mutex_destroy(&pool->lock);
@@ -390,6 +445,13 @@ static sg_status pool_new(const sg_pinned_pool_options *opts, const char *fn,
     return sg__fail(SG_ERR_SYSTEM, "%s: cannot create a condition variable", fn);
   }
   if ((st = sg__workers_init(&pool->workers, o.max_copy_threads, fn))) {
+    sg__cond_destroy(&pool->changed);
+    sg__mutex_destroy(&pool->lock);
+    sg__free(pool);
+    return st;
+  }
+  if ((st = sg__conductor_init(&pool->conductor, fn))) {
+    sg__workers_destroy(&pool->workers);
     sg__cond_destroy(&pool->changed);
     sg__mutex_destroy(&pool->lock);
     sg__free(pool);

@@ -45,6 +45,18 @@ sg_status sg__pool_acquire(sg_pinned_pool *pool, size_t bytes, int persistent,
 void sg__pool_release(sg_pinned_pool *pool, const sg__pool_block *block);
 
 sg__workers *sg__pool_workers(sg_pinned_pool *pool);
+/* The pool's conductor (stage_conductor.h): its thread starts on first
+ * need, sg__conductor_start. */
+struct sg__conductor *sg__pool_conductor(sg_pinned_pool *pool);
+
+/* Memop protocol: a record of SG__POOL_FLAG_BYTES of pinned memory, zeroed,
+ * for one staged copy's flags (stage_flags.h). Taken from small slabs of
+ * their own (never from the rings' slabs, whose sizes they would upset),
+ * kept until the pool is destroyed; not counted in the pool's statistics.
+ * Not in a callback. */
+#define SG__POOL_FLAG_BYTES ((size_t)512)
+sg_status sg__pool_flags_take(sg_pinned_pool *pool, const char *where, void **out);
+void sg__pool_flags_give(sg_pinned_pool *pool, void *flags);
 int sg__pool_on_cuda(const sg_pinned_pool *pool);
 /* The cap on the memory the pool holds (its max_bytes, page-rounded). */
 size_t sg__pool_cap(const sg_pinned_pool *pool);

@@ -6,6 +6,7 @@
 #include "core/checked.h"
 #include "core/error.h"
 #include "core/sys.h"
+#include "staging/stage_conductor.h"
 #include "staging/tuning.h"
 
 #define PAGE ((size_t)4096)
@@ -48,6 +49,8 @@ sg_status sg__stage_run_new(sg_pinned_pool *pool, sg__stage_dir dir, void *host,
   if (!mem) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", where);
   sg__stage_run *run = (sg__stage_run *)mem;
   run->dir = dir;
+  run->protocol = SG__STAGE_CALLBACKS;
+  run->persistent = persistent != 0;
   run->g = *g;
   run->host = host;
   run->device = device;
@@ -68,12 +71,27 @@ sg_status sg__stage_run_new(sg_pinned_pool *pool, sg__stage_dir dir, void *host,
   return SG_OK;
 }
 
+sg_status sg__stage_run_use_memops(sg__stage_run *run, const char *where) {
+  /* The flags of a ring of R slots fit the record (R <= 64). */
+  if (sizeof(sg__stage_flags) + run->g.ring * sizeof(uint32_t) > SG__POOL_FLAG_BYTES)
+    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: a ring of %u slots is too deep for the memop "
+                    "protocol's flags", where, run->g.ring);
+  void *flags;
+  sg_status st = sg__pool_flags_take(run->pool, where, &flags);
+  if (st) return st;
+  run->flags = flags;
+  run->protocol = SG__STAGE_MEMOPS;
+  return SG_OK;
+}
+
 void sg__stage_run_free(sg__stage_run *run) {
   if (!run) return;
+  if (run->protocol == SG__STAGE_MEMOPS) sg__stage_forget(run);
   /* Normally every fill and drain has been waited for; after a launch cut
    * short (a broken context stops the callbacks) copy threads may still be
    * finishing one, and would write into freed memory. */
   sg__stage_quiesce(run);
+  sg__pool_flags_give(run->pool, run->flags);
   sg__pool_release(run->pool, &run->block);
   sg__free(run);
 }

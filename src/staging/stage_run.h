@@ -1,7 +1,15 @@
-/* Internal: one staged copy, as a ring of pinned chunks, and the protocol
- * that moves it. The protocol is the same on every backend; only the DMA
- * differs (cudaMemcpyAsync on a stream, a memcpy on the host backend).
+/* Internal: one staged copy, as a ring of pinned chunks, and the two
+ * protocols that move it (docs/staging.md, "The staged copy"). The same on
+ * every backend; only the DMA differs (cudaMemcpyAsync on a stream, a
+ * memcpy on the host backend).
  *
+ * The memop protocol: flags after the ring (stage_flags.h) that the device
+ * waits on and writes, a program of stream operations for the device
+ * (stage_program.h), and the pool's conductor (stage_conductor.h) on the
+ * host side. A run is *armed* once per launch that enqueues its program;
+ * the conductor serves it until the device is past its last flag.
+ *
+ * The callback protocol:
  * Host -> device, chunk k of n, ring of R slots (slot k % R), lag L:
  *     gate(k); DMA(k): slot -> device
  *   gate(0) queues the fills (pageable -> slot) of chunks 0..R-1; gate(k),
@@ -18,10 +26,10 @@
  *
  * The lag keeps the callbacks off the DMAs' path: with L = 1 every DMA
  * waits for a callback that could only start once the DMA before it ended
- * (a fixed ~57 us host->device, ~102 us device->host per chunk on the H200
- * host); with L = 2 the callback a DMA needs started one whole DMA earlier
- * (on a helper stream in streams mode, cuda_staging.c), and its latency
- * hides behind that DMA. Gates (and posts) run one after the other.
+ * (a fixed cost per chunk, docs/staging.md); with L = 2 the callback a DMA
+ * needs started one whole DMA earlier (on a helper stream in streams mode,
+ * src/cuda/staged_copy.c), and its latency hides behind that DMA. Gates
+ * (and posts) run one after the other.
  *
  * gate and post run in CUDA host callbacks (or graph host nodes). They make
  * no CUDA call and wait only for fills/drains already queued, which the copy
@@ -35,6 +43,7 @@
 #include <stdint.h>
 
 #include "staging/pool.h"
+#include "staging/stage_flags.h"
 #include "staging/workers.h"
 
 /* Chunks per copy at most: larger copies get larger chunks (bounds the work
@@ -48,6 +57,11 @@ typedef enum sg__stage_dir {
   SG__STAGE_H2D,  /* pageable host -> device */
   SG__STAGE_D2H   /* device -> pageable host */
 } sg__stage_dir;
+
+typedef enum sg__stage_protocol {
+  SG__STAGE_CALLBACKS = 0, /* a host callback per chunk */
+  SG__STAGE_MEMOPS         /* flags and stream memory operations */
+} sg__stage_protocol;
 
 typedef struct sg__stage_geometry {
   size_t bytes;
@@ -69,8 +83,49 @@ typedef struct sg__stage_step {
   uint32_t chunk;
 } sg__stage_step;
 
+/* Memop protocol: how a failure of a copy is reported (to the executable
+ * that launched it: `sg_exec_wait` returns it), and how the conductor tells
+ * whether the device has stopped for good (see pool.h). Given at each arm;
+ * called by the conductor with its lock held: neither may take a staging
+ * lock or wait. */
+typedef void (*sg__stage_report_fn)(void *ctx, sg_status status, const char *message);
+typedef struct sg__stage_watch {
+  sg__stage_report_fn report;
+  void *report_ctx;
+  sg__pool_broken_fn broken; /* may be NULL (the host backend) */
+  void *broken_ctx;
+} sg__stage_watch;
+
+/* "sg_exec_launch: copy node 'name' (#3)", as a run's messages start. */
+#define SG__STAGE_WHERE_BYTES 384
+
+/* How a run armed for the memop protocol ends (stage_conductor.h). */
+typedef enum sg__stage_end {
+  SG__END_PROGRAM = 0, /* the program's last write of `done` */
+  SG__END_UNKNOWN,     /* a cut-short enqueue, until the backend says */
+  SG__END_ABANDONED,   /* done == SG__FLAG_ABANDONED */
+  SG__END_NOW,         /* the device is idle already */
+  SG__END_LEAK         /* the device is broken: retire without freeing */
+} sg__stage_end;
+
+/* The conductor's bookkeeping of a memop run (guarded by its lock). */
+typedef struct sg__stage_activation {
+  struct sg__stage_run *next;  /* the conductor's list of armed runs */
+  unsigned armed;              /* launches to serve, this one included */
+  int listed;
+  int started;                 /* `go` seen for this launch */
+  uint32_t issued;             /* chunks whose host copy is queued */
+  int released;                /* failed: every `ready` released */
+  sg__stage_end end;
+  uint64_t quiet_since_ns;     /* no progress since (broken-context check) */
+  sg__stage_watch watch;
+  char where[SG__STAGE_WHERE_BYTES]; /* how messages name the copy */
+} sg__stage_activation;
+
 typedef struct sg__stage_run {
   sg__stage_dir dir;
+  sg__stage_protocol protocol;
+  int persistent;          /* the ring serves every launch of a graph */
   sg__stage_geometry g;
   char *host;              /* the pageable side */
   char *device;            /* the device side */
@@ -79,17 +134,24 @@ typedef struct sg__stage_run {
   sg__workers *workers;
   sg__copy_job *jobs;      /* one per slot */
   sg__stage_step *steps;   /* one per chunk */
+  sg__stage_flags *flags;  /* memops: its flags (from the pool, stage_flags.h) */
+  sg__stage_activation act;
 } sg__stage_run;
 
 /* A run with its ring from `pool` (persistent: held until freed; else
- * transient, and the acquisition may wait, checking `broken`; see pool.h).
- * Not in a callback. */
+ * transient, and the acquisition may wait, checking `broken`; see pool.h),
+ * for the callback protocol. Not in a callback. */
 sg_status sg__stage_run_new(sg_pinned_pool *pool, sg__stage_dir dir, void *host, void *device,
                             const sg__stage_geometry *g, int persistent,
                             sg__pool_broken_fn broken, void *broken_ctx, const char *where,
                             sg__stage_run **out);
+/* Turns a new run over to the memop protocol: takes its flag page (zeroed)
+ * from the pool. On failure (with its message) the run stays as it was. */
+sg_status sg__stage_run_use_memops(sg__stage_run *run, const char *where);
 /* Waits for its fills and drains, gives the ring back and frees the run;
- * no callback may use it any more. Callback-safe. */
+ * no callback may use it any more. A memop run is first taken off the
+ * conductor (released, if the device might still wait on it). Callback-safe
+ * for the callback protocol. */
 void sg__stage_run_free(sg__stage_run *run);
 
 static inline char *sg__stage_slot(const sg__stage_run *run, uint32_t k) {

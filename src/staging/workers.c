@@ -15,6 +15,7 @@
 #include "core/checked.h"
 #include "core/error.h"
 #include "core/sys.h"
+#include "staging/stage_flags.h"
 #include "staging/tuning.h"
 
 /* Below this a part costs more to hand over than to copy. */
@@ -67,6 +68,11 @@ static void copy_part(const sg__workers *w, const sg__copy_job *job, char *d, co
   }
 #endif
   memcpy(d, s, n);
+#if defined(__x86_64__)
+  /* A signalled part's stores must reach memory before the flag: memcpy
+   * may use non-temporal stores for large copies. */
+  if (job->signal) _mm_sfence();
+#endif
 }
 
 sg_status sg__workers_init(sg__workers *w, unsigned capacity, const char *where) {
@@ -115,6 +121,9 @@ static void claim(sg__workers *w, sg__copy_job *job, char **dst, const char **sr
 /* Records a copied part (lock held). */
 static void finish(sg__workers *w, sg__copy_job *job) {
   if (++job->finished == job->parts) {
+    /* Every other part's thread fenced its stores and then took this lock:
+     * they are visible before the flag. */
+    if (job->signal) sg__flag_raise(job->signal, job->signal_value);
     job->busy = 0;
     sg__cond_broadcast(&w->done);
   }
@@ -188,8 +197,8 @@ void sg__workers_destroy(sg__workers *w) {
   memset(w, 0, sizeof *w);
 }
 
-void sg__copy_submit(sg__workers *w, sg__copy_job *job, void *dst, const void *src, size_t bytes,
-                     unsigned parts) {
+static void submit(sg__workers *w, sg__copy_job *job, void *dst, const void *src, size_t bytes,
+                   unsigned parts, uint32_t *signal, uint32_t value) {
   size_t most = bytes / MIN_PART_BYTES;
   if (parts > most) parts = most ? (unsigned)most : 1u;
   if (parts == 0) parts = 1;
@@ -205,6 +214,8 @@ void sg__copy_submit(sg__workers *w, sg__copy_job *job, void *dst, const void *s
   job->parts = parts;
   job->claimed = job->finished = 0;
   job->next = NULL;
+  job->signal = signal;
+  job->signal_value = value;
   sg__mutex_lock(&w->lock);
   job->busy = 1;
   job->queued = 1;
@@ -212,6 +223,23 @@ void sg__copy_submit(sg__workers *w, sg__copy_job *job, void *dst, const void *s
   w->tail = job;
   if (parts > 1) sg__cond_broadcast(&w->work); else sg__cond_signal(&w->work);
   sg__mutex_unlock(&w->lock);
+}
+
+void sg__copy_submit(sg__workers *w, sg__copy_job *job, void *dst, const void *src, size_t bytes,
+                     unsigned parts) {
+  submit(w, job, dst, src, bytes, parts, NULL, 0);
+}
+
+void sg__copy_submit_signal(sg__workers *w, sg__copy_job *job, void *dst, const void *src,
+                            size_t bytes, unsigned parts, uint32_t *signal, uint32_t value) {
+  submit(w, job, dst, src, bytes, parts, signal, value);
+}
+
+int sg__copy_idle(sg__workers *w, sg__copy_job *job) {
+  sg__mutex_lock(&w->lock);
+  int idle = !job->busy;
+  sg__mutex_unlock(&w->lock);
+  return idle;
 }
 
 void sg__copy_wait(sg__workers *w, sg__copy_job *job) {

@@ -11,6 +11,7 @@
 
 #include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "streamgraph/status.h"
 
@@ -26,6 +27,9 @@ typedef struct sg__copy_job {
   int busy;                   /* 1 from submission until every part is copied */
   int nontemporal;            /* set before submitting: non-temporal stores for this job by
                                  default (sg__stage_nontemporal_default) */
+  uint32_t *signal;           /* memop protocol: raised to signal_value once every part is
+                                 copied and visible (stage_flags.h), or NULL */
+  uint32_t signal_value;
   struct sg__copy_job *next;  /* queue link */
 } sg__copy_job;
 
@@ -61,5 +65,13 @@ void sg__copy_submit(sg__workers *w, sg__copy_job *job, void *dst, const void *s
                      unsigned parts);
 /* Returns once `job` is not busy, copying its unclaimed parts itself. */
 void sg__copy_wait(sg__workers *w, sg__copy_job *job);
+/* As sg__copy_submit; once the last part is copied, the thread that copied
+ * it raises *signal to `value` (sg__flag_raise), after every part's stores
+ * are visible to the device. Nobody waits for such a job: the device, or
+ * the host backend's emulated stream, waits for the flag. */
+void sg__copy_submit_signal(sg__workers *w, sg__copy_job *job, void *dst, const void *src,
+                            size_t bytes, unsigned parts, uint32_t *signal, uint32_t value);
+/* 1 if `job` is not busy (never blocks). */
+int sg__copy_idle(sg__workers *w, sg__copy_job *job);
 
 #endif

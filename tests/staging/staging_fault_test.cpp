@@ -3,6 +3,7 @@
 // rings, registrations, the executable's staging state) fails in turn.
 // Each failure must come back as a status, with nothing leaked and nothing
 // hung; then the run that reaches no fault must succeed with exact data.
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -106,6 +107,19 @@ TEST(StagingFaults, SystemCallsStreamsMode) {
   run_all_faults(SG_FAULT_SYSTEM, SG_MODE_STREAMS, SG_STAGING_STAGE);
 }
 TEST(StagingFaults, SystemCallsGraphMode) {
+  run_all_faults(SG_FAULT_SYSTEM, SG_MODE_GRAPH, SG_STAGING_STAGE);
+}
+// The callback protocol, the fallback, under the same faults.
+struct CallbackProtocol {
+  CallbackProtocol() { setenv("SG_STAGING_PROTOCOL", "callbacks", 1); }
+  ~CallbackProtocol() { unsetenv("SG_STAGING_PROTOCOL"); }
+};
+TEST(StagingFaults, SystemCallsStreamsModeCallbacks) {
+  CallbackProtocol callbacks;
+  run_all_faults(SG_FAULT_SYSTEM, SG_MODE_STREAMS, SG_STAGING_STAGE);
+}
+TEST(StagingFaults, SystemCallsGraphModeCallbacks) {
+  CallbackProtocol callbacks;
   run_all_faults(SG_FAULT_SYSTEM, SG_MODE_GRAPH, SG_STAGING_STAGE);
 }
 TEST(StagingFaults, RegistrationStreamsMode) {

@@ -6,6 +6,7 @@
 // the ordering promises: the source is read after the nodes before the
 // copy, the destination is complete for the nodes after it.
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -141,6 +142,35 @@ TEST_P(StagingHostExec, OddSizesAndUnalignedPointersAreExact) {
   SG_ASSERT_OK(sg_pinned_pool_get_stats(pool.p, &ps));
   EXPECT_EQ(ps.in_use_bytes, 0u);
   EXPECT_EQ(ps.users, 0u);
+}
+
+// Both protocols (SG_STAGING_PROTOCOL, read at creation), in one process:
+// the memop protocol (the default; its emulated stream blocks on the flags)
+// and the callbacks, each exact, in both modes.
+TEST_P(StagingHostExec, BothProtocolsAreExact) {
+  sgtest::LeakCheck leaks;
+  Pool pool(1 * MiB);
+  for (const char *protocol : {"callbacks", "memops", "callbacks"}) {
+    setenv("SG_STAGING_PROTOCOL", protocol, 1);
+    Chain a(5 * 8 * KiB + 3, 1, 7), b(3 * 8 * KiB, 0, 9);
+    {
+      sgtest::Graph g;
+      a.add_to(g, "a");
+      b.add_to(g, "b");
+      sg_exec_options o = staged_options(pool.p, GetParam());
+      sgtest::Exec e;
+      SG_ASSERT_OK(sg_exec_create(g, &o, &e.e));
+      for (int i = 0; i < 4; i++) SG_ASSERT_OK(sg_exec_launch(e, nullptr));
+      SG_ASSERT_OK(sg_exec_wait(e));
+      EXPECT_EQ(stats_of(e).staged_copies, 4u * 4u) << protocol;
+    }
+    EXPECT_EQ(a.checked.load() + b.checked.load(), 8) << protocol;
+    EXPECT_EQ(a.bad.load() + b.bad.load(), 0) << protocol;
+  }
+  unsetenv("SG_STAGING_PROTOCOL");
+  sg_pinned_pool_stats ps;
+  SG_ASSERT_OK(sg_pinned_pool_get_stats(pool.p, &ps));
+  EXPECT_EQ(ps.in_use_bytes, 0u);
 }
 
 TEST_P(StagingHostExec, RegistrationPolicyCopiesInPlaceAndLetsGo) {

@@ -1,0 +1,73 @@
+/* Internal: the conductor - one thread per pool that drives the host side
+ * of every memop-protocol staged copy of the pool (docs/staging.md, "The
+ * memop protocol" and "When something fails").
+ *
+ * A launch arms a run (once per launch that enqueues its program). For an
+ * armed run the conductor waits for the device's `go`, sets it back to 0,
+ * queues the chunks' host copies on the pool's copy threads as the
+ * device's `done` frees their slots (each copy's last part writes the
+ * slot's `ready`), and disarms the run once the device has written its
+ * last flag; a transient (streams-mode) run is then freed, which gives its
+ * ring back to the pool.
+ *
+ * The conductor never blocks except on its own lock (and on its condition
+ * variable with nothing armed): it polls flags, queues copies, and may
+ * query whether the device is broken. Lock order: the conductor's lock,
+ * then the copy threads' and the pool's; nothing takes the conductor's
+ * lock while holding either, and no CUDA callback takes it. Runs are freed
+ * with the lock released. */
+#ifndef SG_STAGING_STAGE_CONDUCTOR_H
+#define SG_STAGING_STAGE_CONDUCTOR_H
+
+#include <pthread.h>
+
+#include "staging/stage_run.h"
+
+typedef struct sg__conductor {
+  pthread_mutex_t lock;
+  pthread_cond_t wake;     /* a run was armed, or stop */
+  pthread_cond_t settled;  /* runs being freed outside the lock are freed */
+  pthread_t thread;
+  int running, stopping, kicked;
+  unsigned freeing;        /* runs taken off to be freed, lock released */
+  sg__stage_run *head, *tail; /* armed runs */
+} sg__conductor;
+
+/* Initialises with no thread (SG_ERR_SYSTEM when a mutex or condition
+ * cannot be made, message prefixed `where`). */
+sg_status sg__conductor_init(sg__conductor *c, const char *where);
+/* Starts the thread unless it runs (SG_ERR_SYSTEM, with a message, when it
+ * cannot be started). */
+sg_status sg__conductor_start(sg__conductor *c, const char *where);
+/* Stops and joins the thread; armed runs are dropped (not freed). */
+void sg__conductor_destroy(sg__conductor *c);
+
+/* Arms `run` (memop protocol) for one more launch, whose program is
+ * enqueued after this (or is being). `watch` says how to report a failure
+ * and how to tell a broken device; `where` starts the messages. */
+void sg__stage_arm(sg__stage_run *run, const sg__stage_watch *watch, const char *where);
+
+/* The launch that armed `run` enqueued only part of its program: releases
+ * the run (its waits pass; no report, the launch fails by itself) and
+ * stops queueing its host copies. The backend then says, with
+ * sg__stage_end_at, how the device's part ends; until then the run stays
+ * armed. */
+void sg__stage_abandon(sg__stage_run *run);
+/* SG__END_ABANDONED (done == SG__FLAG_ABANDONED was enqueued), SG__END_NOW
+ * (the stream was synchronised) or SG__END_LEAK (the device is broken: the
+ * ring is never given back). */
+void sg__stage_end_at(sg__stage_run *run, sg__stage_end end);
+
+/* Disarms every run of `pool` whose device side has ended, on the calling
+ * thread (a transient one is freed), after letting retirements in progress
+ * finish: its ring is back in the pool when this returns. */
+void sg__stage_settle(sg_pinned_pool *pool);
+/* Takes every armed run whose watch reports to `report_ctx` off the
+ * conductor (an executable being destroyed, after waiting for its launches):
+ * a run not ended is released first and, transient, left allocated. */
+void sg__stage_disown(sg_pinned_pool *pool, void *report_ctx);
+/* Takes `run` off the conductor before it is freed (released first if the
+ * device may still wait on it). */
+void sg__stage_forget(sg__stage_run *run);
+
+#endif
