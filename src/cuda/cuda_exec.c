@@ -33,6 +33,7 @@ static void drain(sg__cuda_state *b) {
 static void now_idle(sg__cuda_state *b) {
   b->busy_done = b->busy_stream = b->interrupted = 0;
   sg__cuda_work_reap(b);
+  sg__staging_settle(b->staging); /* staging: rings of ended copies are back in the pool */
 }
 
 sg_status sg__cuda_wait_idle(sg__cuda_state *b, const char *fn) {
@@ -95,9 +96,9 @@ static sg_status cuda_query(sg_exec *exec) {
 /* ---- creation and destruction ------------------------------------------ */
 
 static void free_backend(sg__cuda_state *b) {
+  sg__staging_cuda_release(b->staging); /* staging: off the conductor, helper streams */
   sg__cuda_graph_free(&b->g);
   sg__cuda_streams_free(b);
-  sg__staging_cuda_release(b->staging); /* staging: its helper streams */
   sg__staging_destroy(b->staging);      /* staging: after the graph that names its rings */
   if (b->work)
     for (uint32_t n = 0; n < b->s->node_count; n++) sg__free(b->work[n]);

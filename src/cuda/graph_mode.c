@@ -11,7 +11,7 @@
 #include "core/sys.h"
 #include "cuda/cuda_call.h"
 #include "cuda/cuda_exec.h"
-#include "staging/exec_staging.h" /* staging: copy statistics per launch */
+#include "cuda/staged_copy.h" /* staging: copy statistics and memop copies per launch */
 
 void sg__cuda_graph_free(sg__cuda_graph *g) {
   if (g->exec) cudaGraphExecDestroy(g->exec);
@@ -85,11 +85,18 @@ sg_status sg__cuda_graph_launch(sg__cuda_state *b, void *cuda_stream) {
   }
   cudaStream_t caller = (cudaStream_t)cuda_stream;
   cudaStream_t target = caller ? caller : b->streams[0];
+  /* staging: no capture of a graph whose copies the host serves per launch */
+  if ((st = sg__staging_cuda_graph_launch_check(b->staging, caller))) {
+    sg__cuda_leave(b->device, previous);
+    sg__exec_fail(b->exec, st, "%s", sg_last_error());
+    return st;
+  }
   const char *call = "cudaGraphLaunch";
   cudaError_t err = SG_CUDA(cudaGraphLaunch(b->g.exec, target));
   if (err == cudaSuccess) {
     b->launches++;
     sg__staging_count_launch(b->staging); /* staging: the graph's copies ran once more */
+    sg__staging_cuda_graph_launched(b->staging, b->streams[0]); /* staging: arm its copies */
     if (!caller) {
       b->busy_stream = 1;
     } else {

@@ -19,6 +19,7 @@ list(APPEND SG_CUDA_C_SOURCES
   cuda/stage_mem.c
   cuda/stage_lanes.c
   cuda/staged_copy.c
+  cuda/staged_memops.c
   cuda/module_library.c)
 # Run-time modules: NVRTC when the toolkit has it.
 if(SG_HAVE_NVRTC)

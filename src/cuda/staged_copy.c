@@ -13,7 +13,9 @@
 #include "core/sys.h"
 #include "cuda/cuda_call.h"
 #include "cuda/stage_lanes.h"
+#include "cuda/staged_memops.h"
 #include "staging/pinned_mem.h"
+#include "staging/stage_conductor.h"
 
 static void CUDART_CB h2d_gate_cb(void *arg) {
   sg__stage_step *step = arg;
@@ -48,6 +50,19 @@ static sg_status fail(cudaError_t err, const char *call, const char *where, cons
 }
 
 static int stream_broken(void *stream) { return sg__staging_cuda_stream_broken(stream); }
+
+/* Memop protocol: a copy the conductor had to release fails the launch
+ * (sg_exec_wait returns it); its device side is checked on `stream`, one
+ * of the executable's own streams (valid until the executable goes, which
+ * disowns its copies first). */
+static void report_failure(void *ctx, sg_status status, const char *message) {
+  sg__staging *st = ctx;
+  sg__exec_fail(st->exec, status, "%s", message);
+}
+
+static sg__stage_watch watch_for(sg__staging *st, cudaStream_t stream) {
+  return (sg__stage_watch){report_failure, st, stream_broken, stream};
+}
 
 /* `to` waits for what `from` has been given so far, through `ev`. */
 static cudaError_t order(cudaStream_t from, cudaEvent_t ev, cudaStream_t to, const char **call) {
@@ -248,17 +263,28 @@ sg_status sg__staging_cuda_enqueue(sg__staging *st, uint32_t index, cudaStream_t
     return enqueue_registered(st, index, stream, where, label, context, 1);
 
   const char *call = NULL;
+  void *host, *device;
+  sg__staging_sides(c, sn->dir, &host, &device);
+  sg__stage_geometry g;
+  sg__staging_geometry(st, sn->dir, c->bytes, &g);
+  sg__stage_run *run;
+  if (st->protocol == SG__STAGE_MEMOPS) {
+    s = sg__stage_run_new(st->pool, sn->dir, host, device, &g, 0, stream_broken, stream, context,
+                          &run);
+    if (!s && (s = sg__stage_run_use_memops(run, context))) sg__stage_run_free(run);
+    if (s) return s;
+    const sg__stage_watch w = watch_for(st, stream);
+    err = sg__cuda_memops_enqueue(run, stream, &w, context, &call); /* the run is not ours now */
+    if (err != cudaSuccess) return fail(err, call, where, label);
+    sg__staging_count(st, SG__ROUTE_STAGE);
+    return SG_OK;
+  }
   sg__stage_lane *lane;
   err = sg__stage_lane_get(&st->lanes, stream, &lane, &call);
   if (err != cudaSuccess) {
     cudaGetLastError();
     return fail(err, call, where, label);
   }
-  void *host, *device;
-  sg__staging_sides(c, sn->dir, &host, &device);
-  sg__stage_geometry g;
-  sg__staging_geometry(st, sn->dir, c->bytes, &g);
-  sg__stage_run *run;
   s = sg__stage_run_new(st->pool, sn->dir, host, device, &g, 0, stream_broken, stream, context,
                         &run);
   if (s) return s;
@@ -356,7 +382,9 @@ cudaError_t sg__staging_cuda_add_node(sg__staging *st, uint32_t index, const sg_
   cudaGraph_t child = NULL;
   *call = "cudaGraphCreate";
   cudaError_t err = SG_CUDA(cudaGraphCreate(&child, 0));
-  if (err == cudaSuccess) err = build_child(p->run, child, call);
+  if (err == cudaSuccess)
+    err = p->run->protocol == SG__STAGE_MEMOPS ? sg__cuda_memops_build(p->run, child, call)
+                                               : build_child(p->run, child, call);
   if (err == cudaSuccess) {
     *call = "cudaGraphAddChildGraphNode";
     err = SG_CUDA(cudaGraphAddChildGraphNode(out, graph, deps, dep_count, child));
@@ -390,6 +418,37 @@ cudaError_t sg__staging_cuda_set_node(sg__staging *st, uint32_t index, const sg_
 
 void sg__staging_cuda_release(sg__staging *st) {
   if (!st) return;
+  sg__staging_disown(st, st); /* before the streams the conductor may query go */
   sg__stage_lanes_free(st->lanes);
   st->lanes = NULL;
+}
+
+sg_status sg__staging_cuda_graph_launch_check(sg__staging *st, cudaStream_t stream) {
+  if (!st || !st->persistent || st->protocol != SG__STAGE_MEMOPS || !stream) return SG_OK;
+  enum cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  cudaError_t err = SG_CUDA(cudaStreamIsCapturing(stream, &capture));
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    return sg__cuda_fail(err, "cudaStreamIsCapturing", "sg_exec_launch");
+  }
+  if (capture == cudaStreamCaptureStatusNone) return SG_OK;
+  for (uint32_t i = 0; i < st->node_count; i++) {
+    const sg__pstate *p = sg__staging_find(st, i, &st->exec->snap.nodes[i].u.copy);
+    if (!st->nodes[i].states || !p || p->route != SG__ROUTE_STAGE) continue;
+    char label[SG__LABEL_BYTES + 16];
+    return sg__fail(SG_ERR_UNSUPPORTED,
+                    "sg_exec_launch: %s: the launch is being captured into a CUDA graph, and this "
+                    "staged copy is served per launch by the host (memop protocol), which a "
+                    "captured graph replayed later would not get; set "
+                    "SG_STAGING_PROTOCOL=callbacks before creating the executable, register the "
+                    "buffer (SG_STAGING_REGISTER), or use pinned memory",
+                    sg__staging_label(st, i, label));
+  }
+  return SG_OK;
+}
+
+void sg__staging_cuda_graph_launched(sg__staging *st, cudaStream_t own) {
+  if (!st || !st->persistent || st->protocol != SG__STAGE_MEMOPS) return;
+  const sg__stage_watch w = watch_for(st, own);
+  sg__staging_arm_launch(st, &w);
 }

@@ -48,9 +48,20 @@ cudaError_t sg__staging_cuda_add_node(sg__staging *st, uint32_t index, const sg_
 cudaError_t sg__staging_cuda_set_node(sg__staging *st, uint32_t index, const sg__copy *fresh,
                                       const char **call, int *taken);
 
-/* The executable is being destroyed and nothing of it is in flight: frees
- * the helper streams of its staged copies (st may be NULL). Before
- * sg__staging_destroy. */
+/* The executable is being destroyed and nothing of it is in flight: takes
+ * its memop-protocol copies off the conductor and frees the helper streams
+ * of its staged copies (st may be NULL). Before its streams are destroyed
+ * and before sg__staging_destroy. */
 void sg__staging_cuda_release(sg__staging *st);
+
+/* Graph mode, before cudaGraphLaunch into the caller's `stream` (NULL: the
+ * executable's own): a graph whose staged copies use the memop protocol
+ * cannot be captured into a caller's graph (the conductor is armed once per
+ * launch); SG_ERR_UNSUPPORTED, naming the copy, when `stream` is capturing. */
+sg_status sg__staging_cuda_graph_launch_check(sg__staging *st, cudaStream_t stream);
+/* Graph mode, after a cudaGraphLaunch that succeeded: arms the graph's
+ * memop-protocol copies for it; `own` is a stream of the executable, for
+ * the conductor's broken-device check. */
+void sg__staging_cuda_graph_launched(sg__staging *st, cudaStream_t own);
 
 #endif
