@@ -60,8 +60,18 @@ static void report_failure(void *ctx, sg_status status, const char *message) {
   sg__exec_fail(st->exec, status, "%s", message);
 }
 
+/* The conductor's check, made only after a copy was quiet for a while. Not
+ * a fault point: an injected "failure" would fail and leak a healthy copy
+ * at a moment no test can choose. */
+static int device_broken(void *stream) {
+  cudaError_t err = cudaStreamQuery((cudaStream_t)stream);
+  if (err == cudaSuccess || err == cudaErrorNotReady) return 0;
+  cudaGetLastError();
+  return 1;
+}
+
 static sg__stage_watch watch_for(sg__staging *st, cudaStream_t stream) {
-  return (sg__stage_watch){report_failure, st, stream_broken, stream};
+  return (sg__stage_watch){report_failure, st, device_broken, stream};
 }
 
 /* `to` waits for what `from` has been given so far, through `ev`. */

@@ -11,6 +11,8 @@
 #include <cuda_runtime_api.h>
 
 #include <atomic>
+#include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -19,6 +21,8 @@
 
 #include "sg_test_util.h"
 #include "streamgraph/testing.h"
+
+extern "C" int sg__staging_cuda_memops_supported(int device); // src/cuda/staged_memops.c
 
 namespace {
 
@@ -29,15 +33,31 @@ constexpr size_t KiB = 1024, MiB = 1024 * 1024;
     if (sg_cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device"; \
   } while (0)
 
+// Each way runs under the memop protocol (the default where the device has
+// stream memory operations) and, for streams mode and the explicit graph
+// build, under the callback protocol too (SG_STAGING_PROTOCOL, read when an
+// executable is created).
 struct Way {
   const char *name;
   sg_exec_mode mode;
   sg_graph_build build;
+  bool callbacks = false;
 };
 const Way kWays[] = {{"streams", SG_MODE_STREAMS, SG_BUILD_EXPLICIT},
                      {"graph_explicit", SG_MODE_GRAPH, SG_BUILD_EXPLICIT},
-                     {"graph_capture", SG_MODE_GRAPH, SG_BUILD_CAPTURE}};
+                     {"graph_capture", SG_MODE_GRAPH, SG_BUILD_CAPTURE},
+                     {"streams_callbacks", SG_MODE_STREAMS, SG_BUILD_EXPLICIT, true},
+                     {"graph_explicit_callbacks", SG_MODE_GRAPH, SG_BUILD_EXPLICIT, true}};
 void PrintTo(const Way &w, std::ostream *os) { *os << w.name; }
+
+// Sets SG_STAGING_PROTOCOL for its lifetime.
+struct Protocol {
+  explicit Protocol(bool callbacks) {
+    if (callbacks) setenv("SG_STAGING_PROTOCOL", "callbacks", 1);
+    else unsetenv("SG_STAGING_PROTOCOL");
+  }
+  ~Protocol() { unsetenv("SG_STAGING_PROTOCOL"); }
+};
 
 // Fresh data for each launch: a cheap 64-bit generator seeded by the launch.
 void fill(uint8_t *p, size_t n, uint64_t seed) {
@@ -157,7 +177,12 @@ sg_exec_stats stats_of(sg_exec *e) {
 
 class StagingGpu : public ::testing::TestWithParam<Way> {
  protected:
-  void SetUp() override { SKIP_WITHOUT_GPU(); }
+  void SetUp() override {
+    SKIP_WITHOUT_GPU();
+    if (GetParam().callbacks) setenv("SG_STAGING_PROTOCOL", "callbacks", 1);
+    else unsetenv("SG_STAGING_PROTOCOL");
+  }
+  void TearDown() override { unsetenv("SG_STAGING_PROTOCOL"); }
 };
 
 TEST_P(StagingGpu, OddSizesAreExact) {
@@ -436,7 +461,9 @@ TEST(StagingGpuOptions, AHostMemoryPoolIsRefused) {
 // Every CUDA call on the way fails in turn (and every allocation): the
 // failure comes back as a status or is absorbed by a fallback (a refused
 // registration stages instead), with nothing leaked and nothing hung.
-void cuda_fault_sweep(sg_exec_mode mode, sg_staging_policy policy) {
+void cuda_fault_sweep(sg_exec_mode mode, sg_staging_policy policy, bool callbacks = false,
+                      unsigned kinds = SG_FAULT_CUDA | SG_FAULT_ALLOC) {
+  Protocol protocol(callbacks);
   for (unsigned long nth = 1; nth < 4000; nth++) {
     Chain c(3 * MiB + 5, 1);
     // Taken with the chain's device buffers alive: while any sg_mem_alloc
@@ -452,7 +479,7 @@ void cuda_fault_sweep(sg_exec_mode mode, sg_staging_policy policy) {
       sg_pinned_pool_options_init(&po);
       po.max_bytes = 8 * MiB;
       po.slab_bytes = 4 * MiB;
-      sg_fault_arm(SG_FAULT_CUDA | SG_FAULT_ALLOC, nth);
+      sg_fault_arm(kinds, nth);
       st = sg_pinned_pool_create(&po, &pool);
       sg_exec *e = nullptr;
       Way w = {"", mode, SG_BUILD_EXPLICIT};
@@ -566,6 +593,174 @@ TEST(StagingGpuFaults, GraphModeStaged) {
 TEST(StagingGpuFaults, StreamsModeRegistered) {
   SKIP_WITHOUT_GPU();
   cuda_fault_sweep(SG_MODE_STREAMS, SG_STAGING_REGISTER);
+}
+TEST(StagingGpuFaults, StreamsModeStagedCallbacks) {
+  SKIP_WITHOUT_GPU();
+  cuda_fault_sweep(SG_MODE_STREAMS, SG_STAGING_STAGE, true);
+}
+TEST(StagingGpuFaults, GraphModeStagedCallbacks) {
+  SKIP_WITHOUT_GPU();
+  cuda_fault_sweep(SG_MODE_GRAPH, SG_STAGING_STAGE, true);
+}
+// The memop protocol's host side failing (SG_FAULT_SYSTEM: a host copy the
+// conductor cannot queue, and every thread or lock creation on the way):
+// the launch fails at its wait, the device is released, nothing hangs.
+TEST(StagingGpuFaults, StreamsModeHostSide) {
+  SKIP_WITHOUT_GPU();
+  cuda_fault_sweep(SG_MODE_STREAMS, SG_STAGING_STAGE, false, SG_FAULT_SYSTEM);
+}
+TEST(StagingGpuFaults, GraphModeHostSide) {
+  SKIP_WITHOUT_GPU();
+  cuda_fault_sweep(SG_MODE_GRAPH, SG_STAGING_STAGE, false, SG_FAULT_SYSTEM);
+}
+
+// ---- the memop protocol ------------------------------------------------------
+
+// The H200 (and any device of compute capability 7.0 or later with a CUDA
+// 12 driver) has stream memory operations: the probe must pass there, or
+// every staged copy silently takes the slower callback protocol.
+TEST(StagingGpuMemops, TheDeviceSupportsThem) {
+  SKIP_WITHOUT_GPU();
+  int major = 0, driver = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0), cudaSuccess);
+  ASSERT_EQ(cudaDriverGetVersion(&driver), cudaSuccess);
+  if (major < 7 || driver < 12000) GTEST_SKIP() << "sm " << major << ", driver " << driver;
+  EXPECT_EQ(sg__staging_cuda_memops_supported(0), 1)
+      << "the memop probe failed on device 0 (sm " << major << ", driver " << driver
+      << "): staged copies fall back to host callbacks";
+}
+
+// Launches queued one behind another, never waited for in between: graph
+// mode arms its rings once per launch and serves them in order; streams
+// mode gives every launch its own ring. Exact every time.
+TEST(StagingGpuMemops, LaunchesQueuedAhead) {
+  SKIP_WITHOUT_GPU();
+  Pool pool(64 * MiB);
+  for (const Way &w : {kWays[0], kWays[1]}) {
+    Chain c(6 * MiB + 3, 1);
+    {
+      sgtest::Graph g;
+      c.add_to(g, "q");
+      sg_exec_options o = options(w, pool.p, SG_STAGING_STAGE, 1 * MiB, 3);
+      sgtest::Exec e;
+      SG_ASSERT_OK(sg_exec_create(g, &o, &e.e));
+      for (int i = 0; i < 12; i++) SG_ASSERT_OK(sg_exec_launch(e, nullptr));
+      SG_ASSERT_OK(sg_exec_wait(e));
+    }
+    EXPECT_EQ(c.checked.load(), 12) << w.name;
+    EXPECT_EQ(c.bad.load(), 0) << w.name;
+  }
+  sg_pinned_pool_stats ps;
+  SG_ASSERT_OK(sg_pinned_pool_get_stats(pool.p, &ps));
+  EXPECT_EQ(ps.in_use_bytes, 0u) << "a ring was not given back";
+}
+
+void CUDART_CB sleep_100ms(void *) { std::this_thread::sleep_for(std::chrono::milliseconds(100)); }
+
+// An executable destroyed right after its launches, with the device still
+// held back by the caller's stream (a host function sleeping before them):
+// destruction waits for the launches (the conductor keeps serving them),
+// then lets go of everything - no hang, no leak, rings back in the pool.
+TEST(StagingGpuMemops, DestroyedWithLaunchesInFlight) {
+  SKIP_WITHOUT_GPU();
+  Pool pool(64 * MiB);
+  cudaStream_t s;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  for (const Way &w : {kWays[0], kWays[1]}) {
+    Chain c(4 * MiB + 9, 2);
+    const long start = sg_live_allocations();
+    {
+      sgtest::Graph g;
+      c.add_to(g, "d");
+      sg_exec_options o = options(w, pool.p, SG_STAGING_STAGE, 1 * MiB, 2);
+      sg_exec *e = nullptr;
+      SG_ASSERT_OK(sg_exec_create(g, &o, &e));
+      ASSERT_EQ(cudaLaunchHostFunc(s, sleep_100ms, nullptr), cudaSuccess);
+      for (int i = 0; i < 3; i++) SG_ASSERT_OK(sg_exec_launch(e, s));
+      auto t0 = std::chrono::steady_clock::now();
+      SG_ASSERT_OK(sg_exec_destroy(e));
+      double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      EXPECT_LT(waited, 30.0) << w.name;
+    }
+    ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+    EXPECT_EQ(c.checked.load(), 3) << w.name;
+    EXPECT_EQ(c.bad.load(), 0) << w.name;
+    EXPECT_EQ(sg_live_allocations(), start) << w.name;
+  }
+  sg_pinned_pool_stats ps;
+  SG_ASSERT_OK(sg_pinned_pool_get_stats(pool.p, &ps));
+  EXPECT_EQ(ps.in_use_bytes, 0u);
+  cudaStreamDestroy(s);
+}
+
+// A host copy the conductor cannot queue (an injected SG_FAULT_SYSTEM at
+// the n-th chunk): the launch is reported failed by sg_exec_wait, naming
+// the copy node, the device passes the released copy, and no launch of
+// the failed executable reports the bad data as good.
+TEST(StagingGpuMemops, AHostCopyThatFailsFailsTheLaunch) {
+  SKIP_WITHOUT_GPU();
+  if (!sg__staging_cuda_memops_supported(0)) GTEST_SKIP() << "no memop protocol here";
+  Pool pool(64 * MiB);
+  for (const Way &w : {kWays[0], kWays[1]}) {
+    for (unsigned long nth = 1;; nth++) {
+      ASSERT_LT(nth, 40u) << "never ran without the fault";
+      Chain c(5 * MiB + 1, 3);
+      sgtest::Graph g;
+      c.add_to(g, "h");
+      sg_exec_options o = options(w, pool.p, SG_STAGING_STAGE, 1 * MiB, 2);
+      sgtest::Exec e;
+      SG_ASSERT_OK(sg_exec_create(g, &o, &e.e));
+      sg_fault_arm(SG_FAULT_SYSTEM, nth);
+      sg_status launched = sg_exec_launch(e, nullptr);
+      sg_status waited = sg_exec_wait(e);
+      int fired = sg_fault_fired();
+      sg_fault_arm(0, 0);
+      SG_ASSERT_OK(launched);
+      if (!fired) {
+        SG_ASSERT_OK(waited);
+        EXPECT_EQ(c.bad.load(), 0);
+        break;
+      }
+      EXPECT_EQ(waited, SG_ERR_SYSTEM) << w.name << " fault " << nth;
+      std::string m = sg_last_error();
+      EXPECT_NE(m.find("staged copy failed"), std::string::npos) << m;
+      EXPECT_NE(m.find("-h'"), std::string::npos) << "the message names the node: " << m;
+      EXPECT_EQ(sg_exec_launch(e, nullptr), SG_ERR_EXEC_FAILED)
+          << "a failed executable must not launch again";
+    }
+  }
+  sg_pinned_pool_stats ps;
+  SG_ASSERT_OK(sg_pinned_pool_get_stats(pool.p, &ps));
+  EXPECT_EQ(ps.in_use_bytes, 0u);
+}
+
+// A graph-mode launch into a stream a caller is capturing cannot carry a
+// memop-protocol copy (the host serves it per launch): refused, naming it.
+TEST(StagingGpuMemops, AGraphLaunchIntoACaptureIsRefused) {
+  SKIP_WITHOUT_GPU();
+  if (!sg__staging_cuda_memops_supported(0)) GTEST_SKIP() << "no memop protocol here";
+  Pool pool(64 * MiB);
+  Chain c(2 * MiB + 5, 3);
+  cudaStream_t s;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  {
+    sgtest::Graph g;
+    c.add_to(g, "cap");
+    sg_exec_options o = options(kWays[1], pool.p, SG_STAGING_STAGE);
+    sgtest::Exec e;
+    SG_ASSERT_OK(sg_exec_create(g, &o, &e.e));
+    ASSERT_EQ(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+    EXPECT_EQ(sg_exec_launch(e, s), SG_ERR_UNSUPPORTED);
+    std::string m = sg_last_error();
+    EXPECT_NE(m.find("-cap'"), std::string::npos) << m;
+    EXPECT_NE(m.find("SG_STAGING_PROTOCOL=callbacks"), std::string::npos) << m;
+    cudaGraph_t graph = nullptr;
+    cudaStreamEndCapture(s, &graph);
+    if (graph) cudaGraphDestroy(graph);
+    cudaGetLastError();
+  }
+  cudaStreamDestroy(s);
+  EXPECT_EQ(c.checked.load(), 0);
 }
 
 }  // namespace
