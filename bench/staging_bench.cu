@@ -1,100 +1,66 @@
 // staging_bench: copies from and to ordinary (pageable) host memory, side by
-// side in one run, 64 MiB and 1 GiB, both directions:
-//   driver      cudaMemcpyAsync on the pageable buffer (+ stream sync): the
-//               driver's own pageable path, what users get without us
-//   pinned      cudaMemcpyAsync on a cudaHostAlloc'ed buffer: the ceiling
-//   staged      an executable with one copy node, SG_STAGING_STAGE, streams
-//               mode and graph mode (launch + wait, wall clock)
-// (these four in interleaved rounds: one run of each per round)
-//   registered  the same pageable buffer reused under SG_STAGING_REGISTER
-//               (first launch, which pins it, not timed)
-//   auto        SG_STAGING_AUTO (the default), reused: registered from the
-//               third launch on; timed after the switch
-// with the defaults each staged case got (chunk size and count, ring, copy
-// threads, non-temporal stores: src/staging/tuning.h), and a sweep that
-// checks them: for both sizes and both directions, staged in streams mode
-// with the defaults, the defaults with non-temporal stores, 2 / 4 / 8 /
-// 16 MiB chunks, 32 MiB chunks (1 GiB), 4 / 8 / 16 copy threads, each
-// against the driver. Then 64 MiB with a cold host side (cold rows, see
-// measure_cold). The sweep's configurations of one size and direction run in
-// interleaved rounds (one run of each per round), so that drift in the
-// machine's state hits them alike. Medians; GB/s and ratios; targets
-// (h200-limits.md), at 64 MiB and at 1 GiB: staged H2D >= 3.5x driver,
-// staged D2H >= 2x driver, registered >= 0.95x pinned.
+// side in one run, against the hardware (the pinned rate) and the driver's
+// own pageable path. Sections:
+//
+//  1. rows: 64 MiB and 1 GiB, both directions, the host side warm (the same
+//     buffer copied again and again) and cold (flushed from the CPU caches
+//     before each run, untimed): the driver's path (cudaMemcpyAsync on the
+//     pageable buffer + sync), the pinned ceiling (cudaHostAlloc'ed buffer),
+//     and staged copies (an executable with one copy node, SG_STAGING_STAGE,
+//     launch + wait) in streams mode and graph mode, under the memop
+//     protocol and the callback protocol (SG_STAGING_PROTOCOL) - all in
+//     interleaved rounds. Targets: staged >= 0.85x pinned at 64 MiB and
+//     >= 0.92x at 1 GiB (the protocol the library picks, both modes).
+//     Then a reused buffer under SG_STAGING_REGISTER and SG_STAGING_AUTO.
+//  2. sizes: 4 KiB to 1 GiB in powers of 4, both directions: driver,
+//     pinned, staged (streams, graph), the driver's path through an
+//     executable (SG_STAGING_NONE), and SG_STAGING_AUTO with fresh data
+//     each launch (the node pointed at one of two buffers in turn, so it
+//     never registers), with the route AUTO took. Where staging overtakes
+//     the driver's path (the crossover), and whether AUTO took the faster
+//     path at every size.
+//  3. launches: a reused 64 MiB and 1 GiB buffer under AUTO (registered in
+//     the background once reused), every launch timed: no launch after the
+//     first may take more than 2x the steady state.
+//  4. CPU: process CPU time per staged copy, memops against callbacks.
+//  5. sweep: 64 MiB, 256 MiB, 1 GiB, both directions, under the memop
+//     protocol: chunk sizes, copy threads, store kinds, and the callback
+//     protocol's defaults, in interleaved rounds.
+// Medians of interleaved rounds (one run of each case per round), so that
+// drift in the machine's state hits the cases alike. GB/s; ratios; targets
+// printed beside the figures; JSON with all of it.
 //
 // Usage: staging_bench [out.json] [--reps N] [--quick]
-// Prints a table and writes JSON. Exit status 1 if a copy came out wrong.
-// Runs in well under a minute on the H200 host (the sweep prints its own time).
+// Exit status 1 if a copy came out wrong. About 2-3 minutes on the H200
+// host (each section prints its time).
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <functional>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include <sys/resource.h>
 #include <unistd.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include "bench_check.h"
 #include "staging/tuning.h" /* internal: the defaults the library picks */
 #include "streamgraph/streamgraph.h"
 
+extern "C" int sg__staging_cuda_memops_supported(int device); // src/cuda/staged_memops.c
+
 namespace {
 
-constexpr size_t MiB = size_t(1) << 20;
-
-// Non-temporal stores: by direction and size (staging/tuning.h) unless
-// SG_STAGING_NONTEMPORAL was set when the pool was made (workers.c).
-bool nontemporal_default(bool h2d, size_t bytes) {
-  const char *env = std::getenv("SG_STAGING_NONTEMPORAL");
-  if (!env) return sg__stage_nontemporal_default(h2d, bytes) != 0;
-  return std::strcmp(env, "0") != 0;
-}
-
-// What a staged copy of `bytes` gets with `chunk` and `threads` (0: the
-// defaults), as the library computes it (stage_run.c, tuning.c).
-struct Choice {
-  size_t chunk;
-  unsigned chunks, ring, threads;
-  bool nontemporal;
-};
-
-Choice choose(bool h2d, size_t bytes, size_t chunk, unsigned threads, bool nontemporal) {
-  Choice c;
-  c.chunk = chunk ? chunk : sg__stage_auto_chunk(h2d, bytes);
-  size_t least = (bytes + 1023) / 1024; // SG__STAGE_MAX_CHUNKS
-  if (c.chunk < least) c.chunk = least;
-  if (c.chunk > bytes) c.chunk = bytes;
-  c.chunks = static_cast<unsigned>((bytes + c.chunk - 1) / c.chunk);
-  c.ring = std::min(4u, c.chunks); // ring_depth default 4
-  c.threads = threads ? threads
-                      : sg__stage_default_threads(h2d, static_cast<unsigned>(
-                                                           sysconf(_SC_NPROCESSORS_ONLN)));
-  c.nontemporal = nontemporal;
-  return c;
-}
-
-std::string describe(const Choice &c) {
-  char buf[160];
-  std::snprintf(buf, sizeof buf, "%u x %.2f MiB, ring %u, %u threads, %s", c.chunks,
-                c.chunk / double(MiB), c.ring, c.threads,
-                c.nontemporal ? "non-temporal stores" : "memcpy");
-  return buf;
-}
-
-std::string choice_json(const Choice &c) {
-  char buf[200];
-  std::snprintf(buf, sizeof buf,
-                "{\"chunk_bytes\": %zu, \"chunks\": %u, \"ring\": %u, \"copy_threads\": %u, "
-                "\"nontemporal\": %s}",
-                c.chunk, c.chunks, c.ring, c.threads, c.nontemporal ? "true" : "false");
-  return buf;
-}
+constexpr size_t KiB = size_t(1) << 10, MiB = size_t(1) << 20;
 
 double now_s() {
   timespec t;
@@ -102,36 +68,59 @@ double now_s() {
   return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
+double cpu_s() {
+  rusage u;
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_utime.tv_sec + u.ru_utime.tv_usec * 1e-6 + u.ru_stime.tv_sec +
+         u.ru_stime.tv_usec * 1e-6;
+}
+
 double median(std::vector<double> v) {
+  if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   size_t n = v.size();
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// Median GB/s of `reps` timed runs of f (after one untimed warm-up).
-template <class F>
-double rate(size_t bytes, int reps, F f) {
-  f();
-  std::vector<double> gbps;
-  for (int i = 0; i < reps; i++) {
-    double t0 = now_s();
-    f();
-    gbps.push_back(bytes / (now_s() - t0) / 1e9);
-  }
-  return median(gbps);
+std::string size_name(size_t bytes) {
+  char buf[32];
+  if (bytes >= MiB) std::snprintf(buf, sizeof buf, "%zu MiB", bytes / MiB);
+  else std::snprintf(buf, sizeof buf, "%zu KiB", bytes / KiB);
+  return buf;
 }
 
-// Median GB/s of each of `fns`, run in `reps` interleaved rounds (one run
-// of each per round, after one untimed warm-up each), so that drift in the
-// machine's state hits them alike.
-std::vector<double> interleaved_rates(size_t bytes, int reps,
-                                      const std::vector<std::function<void()>> &fns) {
-  for (const auto &f : fns) f();
-  std::vector<std::vector<double>> gbps(fns.size());
-  for (int r = 0; r < reps; r++)
-    for (size_t i = 0; i < fns.size(); i++) {
+// Evicts [p, p + n) from the CPU caches (the host side of a cold run).
+void flush_cache(const void *p, size_t n) {
+#if defined(__x86_64__)
+  const char *c = static_cast<const char *>(p);
+  for (size_t i = 0; i < n; i += 64) _mm_clflush(c + i);
+  _mm_mfence();
+#else
+  static std::vector<char> scratch(512 * MiB);
+  std::memset(scratch.data(), static_cast<int>(n & 0xff), scratch.size());
+  (void)p;
+#endif
+}
+
+// One timed case: `run` is timed; `before` (may be empty) runs untimed
+// before each timed run.
+struct Case {
+  std::function<void()> run, before;
+};
+
+// Median GB/s of each case, in `rounds` interleaved rounds after one
+// untimed warm-up of each.
+std::vector<double> interleaved_rates(size_t bytes, int rounds, const std::vector<Case> &cases) {
+  for (const auto &c : cases) {
+    if (c.before) c.before();
+    c.run();
+  }
+  std::vector<std::vector<double>> gbps(cases.size());
+  for (int r = 0; r < rounds; r++)
+    for (size_t i = 0; i < cases.size(); i++) {
+      if (cases[i].before) cases[i].before();
       double t0 = now_s();
-      fns[i]();
+      cases[i].run();
       gbps[i].push_back(bytes / (now_s() - t0) / 1e9);
     }
   std::vector<double> out;
@@ -139,12 +128,22 @@ std::vector<double> interleaved_rates(size_t bytes, int reps,
   return out;
 }
 
-struct Buffers {
-  size_t bytes;
-  uint8_t *page_in, *page_out;  // pageable (malloc), touched
-  uint8_t *pinned;              // cudaHostAlloc
-  uint8_t *dev;
-  cudaStream_t stream;
+// SG_STAGING_PROTOCOL for the executables made while it lives (nullptr:
+// the library's choice).
+struct ProtocolEnv {
+  std::string saved;
+  bool had;
+  explicit ProtocolEnv(const char *protocol) {
+    const char *e = std::getenv("SG_STAGING_PROTOCOL");
+    had = e != nullptr;
+    if (e) saved = e;
+    if (protocol) setenv("SG_STAGING_PROTOCOL", protocol, 1);
+    else unsetenv("SG_STAGING_PROTOCOL");
+  }
+  ~ProtocolEnv() {
+    if (had) setenv("SG_STAGING_PROTOCOL", saved.c_str(), 1);
+    else unsetenv("SG_STAGING_PROTOCOL");
+  }
 };
 
 // One executable with one copy node; launch + wait is one run.
@@ -153,7 +152,9 @@ struct OneCopy {
   sg_exec *e = nullptr;
   sg_node node{};
   OneCopy(void *dst, const void *src, size_t bytes, sg_exec_mode mode, sg_staging_policy policy,
-          sg_pinned_pool *pool, unsigned threads = 0, size_t chunk = 0) {
+          sg_pinned_pool *pool, const char *protocol = nullptr, unsigned threads = 0,
+          size_t chunk = 0) {
+    ProtocolEnv env(protocol);
     SGK(sg_graph_create(&g));
     sg_copy_desc c = {dst, src, bytes, SG_COPY_AUTO, "copy"};
     SGK(sg_graph_add_copy(g, &c, nullptr, 0, &node));
@@ -186,154 +187,373 @@ struct OneCopy {
   }
 };
 
-struct Row {
-  std::string name;
-  size_t bytes;
-  bool h2d;
-  double driver, pinned, staged_streams, staged_graph, registered, autop;
-  Choice defaults;
+struct Buffers {
+  size_t big;
+  uint8_t *page_in, *page_out, *page_alt; // pageable (malloc), touched
+  uint8_t *pinned;                        // cudaHostAlloc
+  uint8_t *dev;
+  cudaStream_t stream;
 };
 
-bool check(const uint8_t *a, const uint8_t *b, size_t n, const char *what) {
+bool check(const uint8_t *a, const uint8_t *b, size_t n, const std::string &what) {
   if (std::memcmp(a, b, n) == 0) return true;
-  std::fprintf(stderr, "WRONG DATA: %s\n", what);
+  std::fprintf(stderr, "WRONG DATA: %s\n", what.c_str());
   return false;
 }
 
-Row measure(Buffers &b, size_t bytes, bool h2d, int reps, sg_pinned_pool *pool, bool *ok) {
-  Row r{};
-  r.name = std::string(h2d ? "H2D " : "D2H ") + std::to_string(bytes / MiB) + " MiB";
-  r.bytes = bytes;
-  r.h2d = h2d;
-  r.defaults = choose(h2d, bytes, 0, 0, nontemporal_default(h2d, bytes));
-  cudaStream_t s = b.stream;
-  uint8_t *host = h2d ? b.page_in : b.page_out;
-  auto kind = h2d ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
-  void *dst = h2d ? static_cast<void *>(b.dev) : host;
-  const void *src = h2d ? static_cast<const void *>(host) : b.dev;
-
-  // Fresh data on the device for D2H, checked after each library case.
+// The device holds page_in's first `bytes` (what device->host copies read);
+// for host->device checks, what the device holds against page_in.
+void load_device(Buffers &b, size_t bytes) {
   CK(cudaMemcpy(b.dev, b.page_in, bytes, cudaMemcpyHostToDevice));
-  auto verify = [&](const char *what) {
-    if (h2d) {
-      std::memset(b.page_out, 0, bytes);
-      CK(cudaMemcpy(b.page_out, b.dev, bytes, cudaMemcpyDeviceToHost));
-    }
-    *ok &= check(b.page_out, b.page_in, bytes, what);
-    CK(cudaMemset(b.dev, 0, bytes)); // the next case must write it again
-    if (!h2d) CK(cudaMemcpy(b.dev, b.page_in, bytes, cudaMemcpyHostToDevice));
-    std::memset(b.page_out, 0xDD, bytes);
-  };
-
-  // The driver, the pinned ceiling and the two staged cases in interleaved
-  // rounds; then each staged case once more on its own, checked.
-  {
-    OneCopy streams(dst, src, bytes, SG_MODE_STREAMS, SG_STAGING_STAGE, pool);
-    OneCopy graph(dst, src, bytes, SG_MODE_GRAPH, SG_STAGING_STAGE, pool);
-    std::vector<double> got = interleaved_rates(
-        bytes, reps,
-        {[&] {
-           CK(cudaMemcpyAsync(dst, src, bytes, kind, s));
-           CK(cudaStreamSynchronize(s));
-         },
-         [&] {
-           CK(cudaMemcpyAsync(h2d ? static_cast<void *>(b.dev) : b.pinned,
-                              h2d ? static_cast<const void *>(b.pinned) : b.dev, bytes, kind, s));
-           CK(cudaStreamSynchronize(s));
-         },
-         [&] { streams.run(); }, [&] { graph.run(); }});
-    r.driver = got[0];
-    r.pinned = got[1];
-    r.staged_streams = got[2];
-    r.staged_graph = got[3];
-    if (streams.stats().staged_copies == 0)
-      std::fprintf(stderr, "%s: not staged?\n", r.name.c_str());
-    verify("driver/pinned/staged rounds");
-    streams.run();
-    verify("staged, streams mode");
-    graph.run();
-    verify("staged, graph mode");
-  }
-  {
-    OneCopy c(dst, src, bytes, SG_MODE_STREAMS, SG_STAGING_REGISTER, pool);
-    c.run(); // pins the buffer in place (cudaHostRegister), not timed
-    r.registered = rate(bytes, reps, [&] { c.run(); });
-    if (c.stats().registered_copies == 0)
-      std::fprintf(stderr, "%s: not registered?\n", r.name.c_str());
-  }
-  verify("registered");
-  {
-    OneCopy c(dst, src, bytes, SG_MODE_STREAMS, SG_STAGING_AUTO, pool);
-    for (int i = 0; i < 3; i++) c.run(); // AUTO registers on the third launch in a row
-    r.autop = rate(bytes, reps, [&] { c.run(); });
-  }
-  verify("auto");
-  return r;
+}
+bool device_matches(Buffers &b, size_t bytes, const std::string &what) {
+  std::vector<uint8_t> back(bytes);
+  CK(cudaMemcpy(back.data(), b.dev, bytes, cudaMemcpyDeviceToHost));
+  return check(back.data(), b.page_in, bytes, what);
 }
 
-// A cold source (host->device) or destination (device->host): each run
-// takes the next of the 64 MiB windows of the 1 GiB pageable buffer, so
-// that no run finds its host side in the CPU caches from the run before (a
-// 64 MiB buffer copied again and again may sit in a large last-level
-// cache, which speeds up the driver's single-threaded copy most). The
-// driver, staged with the defaults, with non-temporal stores and with
-// memcpy, in interleaved rounds; streams mode (a new pageable pointer each
-// run would rebuild a graph-mode executable).
-struct ColdRow {
+// Both directions' pointers for a copy of `bytes` from/to `host`.
+struct Ends {
+  void *dst;
+  const void *src;
+};
+Ends ends(Buffers &b, bool h2d, uint8_t *host) {
+  return h2d ? Ends{b.dev, host} : Ends{host, b.dev};
+}
+
+void driver_copy(Buffers &b, bool h2d, uint8_t *host, size_t bytes) {
+  Ends e = ends(b, h2d, host);
+  CK(cudaMemcpyAsync(e.dst, e.src, bytes, h2d ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost,
+                     b.stream));
+  CK(cudaStreamSynchronize(b.stream));
+}
+
+void pinned_copy(Buffers &b, bool h2d, size_t bytes) {
+  Ends e = ends(b, h2d, b.pinned);
+  CK(cudaMemcpyAsync(e.dst, e.src, bytes, h2d ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost,
+                     b.stream));
+  CK(cudaStreamSynchronize(b.stream));
+}
+
+// ---- 1. rows ------------------------------------------------------------------
+
+struct Row {
   std::string name;
-  bool h2d;
-  double driver, staged, staged_nt, staged_memcpy;
+  size_t bytes;
+  bool h2d, cold;
+  double driver, pinned, memops_streams, memops_graph, cb_streams, cb_graph;
 };
 
-ColdRow measure_cold(Buffers &b, size_t bytes, size_t big, bool h2d, int reps,
-                     sg_pinned_pool *pool, sg_pinned_pool *nt_pool, sg_pinned_pool *plain_pool,
-                     bool *ok) {
-  ColdRow r{std::string(h2d ? "H2D " : "D2H ") + std::to_string(bytes / MiB) + " MiB cold", h2d,
-            0, 0, 0, 0};
-  const size_t windows = big / bytes;
-  auto host_at = [&](size_t w) { return (h2d ? b.page_in : b.page_out) + (w % windows) * bytes; };
-  auto dst_at = [&](size_t w) { return h2d ? static_cast<void *>(b.dev) : host_at(w); };
-  auto src_at = [&](size_t w) {
-    return h2d ? static_cast<const void *>(host_at(w)) : static_cast<const void *>(b.dev);
-  };
-  CK(cudaMemcpy(b.dev, b.page_in, bytes, cudaMemcpyHostToDevice)); // what D2H reads
-  OneCopy dflt(dst_at(0), src_at(0), bytes, SG_MODE_STREAMS, SG_STAGING_STAGE, pool);
-  OneCopy nt(dst_at(0), src_at(0), bytes, SG_MODE_STREAMS, SG_STAGING_STAGE, nt_pool);
-  OneCopy plain(dst_at(0), src_at(0), bytes, SG_MODE_STREAMS, SG_STAGING_STAGE, plain_pool);
-  size_t next = 0; // window of the next run, whoever makes it
-  auto kind = h2d ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
-  auto staged = [&](OneCopy &c) {
-    return [&] {
-      size_t w = next++;
-      c.retarget(dst_at(w), src_at(w), bytes);
-      c.run();
-    };
-  };
-  std::vector<double> got = interleaved_rates(
-      bytes, reps,
-      {[&] {
-         size_t w = next++;
-         CK(cudaMemcpyAsync(dst_at(w), src_at(w), bytes, kind, b.stream));
-         CK(cudaStreamSynchronize(b.stream));
-       },
-       staged(dflt), staged(nt), staged(plain)});
+Row measure_row(Buffers &b, size_t bytes, bool h2d, bool cold, int rounds, sg_pinned_pool *pool,
+                bool *ok) {
+  Row r{};
+  r.name = std::string(h2d ? "H2D " : "D2H ") + size_name(bytes) + (cold ? " cold" : " warm");
+  r.bytes = bytes;
+  r.h2d = h2d;
+  r.cold = cold;
+  uint8_t *host = h2d ? b.page_in : b.page_out;
+  load_device(b, bytes);
+  Ends e = ends(b, h2d, host);
+  OneCopy ms(e.dst, e.src, bytes, SG_MODE_STREAMS, SG_STAGING_STAGE, pool, "memops");
+  OneCopy mg(e.dst, e.src, bytes, SG_MODE_GRAPH, SG_STAGING_STAGE, pool, "memops");
+  OneCopy cs(e.dst, e.src, bytes, SG_MODE_STREAMS, SG_STAGING_STAGE, pool, "callbacks");
+  OneCopy cg(e.dst, e.src, bytes, SG_MODE_GRAPH, SG_STAGING_STAGE, pool, "callbacks");
+  std::function<void()> flush;
+  if (cold) flush = [&] { flush_cache(host, bytes); };
+  std::vector<Case> cases = {
+      {[&] { driver_copy(b, h2d, host, bytes); }, flush},
+      {[&] { pinned_copy(b, h2d, bytes); }, cold ? [&] { flush_cache(b.pinned, bytes); }
+                                                 : std::function<void()>()},
+      {[&] { ms.run(); }, flush},
+      {[&] { mg.run(); }, flush},
+      {[&] { cs.run(); }, flush},
+      {[&] { cg.run(); }, flush}};
+  std::vector<double> got = interleaved_rates(bytes, rounds, cases);
   r.driver = got[0];
-  r.staged = got[1];
-  r.staged_nt = got[2];
-  r.staged_memcpy = got[3];
-  if (h2d) { // the device holds the last run's window
-    std::vector<uint8_t> back(bytes);
-    CK(cudaMemcpy(back.data(), b.dev, bytes, cudaMemcpyDeviceToHost));
-    *ok &= check(back.data(), host_at(next - 1), bytes, r.name.c_str());
-  } else { // every window written holds what the device held
-    for (size_t w = 0; w < std::min(next, windows); w++)
-      *ok &= check(host_at(w), b.page_in, bytes, r.name.c_str());
-    std::memset(b.page_out, 0xDD, big);
+  r.pinned = got[1];
+  r.memops_streams = got[2];
+  r.memops_graph = got[3];
+  r.cb_streams = got[4];
+  r.cb_graph = got[5];
+  // Each staged case once more, checked.
+  for (OneCopy *c : {&ms, &mg, &cs, &cg}) {
+    if (h2d) CK(cudaMemset(b.dev, 0, bytes));
+    else std::memset(b.page_out, 0xDD, bytes);
+    c->run();
+    *ok &= h2d ? device_matches(b, bytes, r.name) : check(b.page_out, b.page_in, bytes, r.name);
+  }
+  if (ms.stats().staged_copies == 0) std::fprintf(stderr, "%s: not staged?\n", r.name.c_str());
+  return r;
+}
+
+struct Reuse {
+  std::string name;
+  double pinned, registered, autop;
+};
+
+// A reused buffer under REGISTER and AUTO (steady state, after it
+// registered), against the pinned ceiling.
+Reuse measure_reuse(Buffers &b, size_t bytes, bool h2d, int rounds, sg_pinned_pool *pool,
+                    bool *ok) {
+  Reuse r{std::string(h2d ? "H2D " : "D2H ") + size_name(bytes), 0, 0, 0};
+  uint8_t *host = h2d ? b.page_in : b.page_out;
+  load_device(b, bytes);
+  Ends e = ends(b, h2d, host);
+  OneCopy reg(e.dst, e.src, bytes, SG_MODE_STREAMS, SG_STAGING_REGISTER, pool);
+  reg.run(); // pins the buffer in place, not timed
+  std::vector<double> got = interleaved_rates(
+      bytes, rounds, {{[&] { pinned_copy(b, h2d, bytes); }, {}}, {[&] { reg.run(); }, {}}});
+  r.pinned = got[0];
+  r.registered = got[1];
+  if (reg.stats().registered_copies == 0)
+    std::fprintf(stderr, "%s: not registered?\n", r.name.c_str());
+  {
+    OneCopy au(e.dst, e.src, bytes, SG_MODE_STREAMS, SG_STAGING_AUTO, pool);
+    for (int i = 0; i < 8; i++) au.run(); // registered by then (in the background)
+    r.autop = interleaved_rates(bytes, rounds, {{[&] { au.run(); }, {}}})[0];
+  }
+  if (h2d) *ok &= device_matches(b, bytes, r.name + " reused");
+  else *ok &= check(b.page_out, b.page_in, bytes, r.name + " reused");
+  return r;
+}
+
+// ---- 2. sizes -------------------------------------------------------------------
+
+struct SizeRow {
+  size_t bytes;
+  bool h2d;
+  double driver, pinned, staged, staged_graph, direct, autop;
+  std::string auto_route;
+};
+
+SizeRow measure_size(Buffers &b, size_t bytes, bool h2d, sg_pinned_pool *pool, bool *ok) {
+  SizeRow r{bytes, h2d, 0, 0, 0, 0, 0, 0, ""};
+  uint8_t *host = h2d ? b.page_in : b.page_out;
+  load_device(b, bytes);
+  Ends e = ends(b, h2d, host);
+  OneCopy st(e.dst, e.src, bytes, SG_MODE_STREAMS, SG_STAGING_STAGE, pool);
+  OneCopy gr(e.dst, e.src, bytes, SG_MODE_GRAPH, SG_STAGING_STAGE, pool);
+  OneCopy dr(e.dst, e.src, bytes, SG_MODE_STREAMS, SG_STAGING_NONE, pool);
+  OneCopy au(e.dst, e.src, bytes, SG_MODE_STREAMS, SG_STAGING_AUTO, pool);
+  // AUTO sees a different buffer at every launch, as with fresh data each
+  // time: it never registers; the two buffers hold the same bytes.
+  uint8_t *alt = b.page_alt;
+  if (h2d) std::memcpy(alt, host, bytes);
+  bool on_alt = false;
+  auto flip = [&] {
+    on_alt = !on_alt;
+    Ends x = ends(b, h2d, on_alt ? alt : host);
+    au.retarget(x.dst, x.src, bytes);
+  };
+  const int rounds = bytes <= 1 * MiB ? 41 : bytes <= 64 * MiB ? 11 : bytes <= 256 * MiB ? 5 : 3;
+  sg_exec_stats before = au.stats();
+  std::vector<double> got =
+      interleaved_rates(bytes, rounds,
+                        {{[&] { driver_copy(b, h2d, host, bytes); }, {}},
+                         {[&] { pinned_copy(b, h2d, bytes); }, {}},
+                         {[&] { st.run(); }, {}},
+                         {[&] { gr.run(); }, {}},
+                         {[&] { dr.run(); }, {}},
+                         {[&] { au.run(); }, flip}});
+  sg_exec_stats after = au.stats();
+  r.driver = got[0];
+  r.pinned = got[1];
+  r.staged = got[2];
+  r.staged_graph = got[3];
+  r.direct = got[4];
+  r.autop = got[5];
+  const uint64_t staged = after.staged_copies - before.staged_copies;
+  const uint64_t registered = after.registered_copies - before.registered_copies;
+  r.auto_route = registered ? "registered" : staged ? "staged" : "driver";
+  if (staged && registered) r.auto_route = "mixed";
+  const std::string what = std::string(h2d ? "H2D " : "D2H ") + size_name(bytes);
+  for (OneCopy *c : {&st, &gr, &au}) {
+    if (c == &au) {
+      Ends x = ends(b, h2d, host);
+      au.retarget(x.dst, x.src, bytes);
+    }
+    if (h2d) CK(cudaMemset(b.dev, 0, bytes));
+    else std::memset(b.page_out, 0xDD, bytes);
+    c->run();
+    *ok &= h2d ? device_matches(b, bytes, what) : check(b.page_out, b.page_in, bytes, what);
   }
   return r;
 }
 
-}  // namespace
+// ---- 3. launches ------------------------------------------------------------------
+
+struct LaunchRow {
+  std::string name;
+  std::vector<double> ms;
+  double steady, worst;
+  int first_registered; // launch (1-based) whose copy went through the registration; 0: none
+};
+
+LaunchRow measure_launches(Buffers &b, size_t bytes, bool h2d, sg_pinned_pool *pool, bool *ok) {
+  LaunchRow r{std::string(h2d ? "H2D " : "D2H ") + size_name(bytes), {}, 0, 0, 0};
+  uint8_t *host = h2d ? b.page_in : b.page_out;
+  load_device(b, bytes);
+  Ends e = ends(b, h2d, host);
+  const int launches = 12;
+  {
+    OneCopy au(e.dst, e.src, bytes, SG_MODE_STREAMS, SG_STAGING_AUTO, pool);
+    uint64_t registered = 0;
+    for (int i = 0; i < launches; i++) {
+      double t0 = now_s();
+      au.run();
+      r.ms.push_back((now_s() - t0) * 1e3);
+      uint64_t now = au.stats().registered_copies;
+      if (now > registered && !r.first_registered) r.first_registered = i + 1;
+      registered = now;
+    }
+  }
+  r.steady = median(std::vector<double>(r.ms.end() - 6, r.ms.end()));
+  r.worst = *std::max_element(r.ms.begin() + 1, r.ms.end());
+  if (h2d) *ok &= device_matches(b, bytes, r.name + " launches");
+  else *ok &= check(b.page_out, b.page_in, bytes, r.name + " launches");
+  return r;
+}
+
+// ---- 4. CPU -------------------------------------------------------------------------
+
+struct CpuRow {
+  std::string name;
+  double driver_ms, memops_ms, callbacks_ms; // process CPU time per copy
+};
+
+CpuRow measure_cpu(Buffers &b, size_t bytes, bool h2d, sg_pinned_pool *pool) {
+  CpuRow r{std::string(h2d ? "H2D " : "D2H ") + size_name(bytes), 0, 0, 0};
+  uint8_t *host = h2d ? b.page_in : b.page_out;
+  load_device(b, bytes);
+  Ends e = ends(b, h2d, host);
+  OneCopy ms(e.dst, e.src, bytes, SG_MODE_STREAMS, SG_STAGING_STAGE, pool, "memops");
+  OneCopy cb(e.dst, e.src, bytes, SG_MODE_STREAMS, SG_STAGING_STAGE, pool, "callbacks");
+  auto per_copy = [&](const std::function<void()> &f) {
+    f();
+    const int n = 10;
+    double c0 = cpu_s();
+    for (int i = 0; i < n; i++) f();
+    return (cpu_s() - c0) / n * 1e3;
+  };
+  r.driver_ms = per_copy([&] { driver_copy(b, h2d, host, bytes); });
+  r.memops_ms = per_copy([&] { ms.run(); });
+  r.callbacks_ms = per_copy([&] { cb.run(); });
+  return r;
+}
+
+// ---- 5. sweep -----------------------------------------------------------------------
+
+// What a staged copy of `bytes` gets with `chunk` and `threads` (0: the
+// defaults of the protocol), as the library computes it (stage_run.c,
+// tuning.c).
+struct Choice {
+  size_t chunk;
+  unsigned chunks, ring, threads;
+  bool nontemporal;
+};
+
+bool nontemporal_default(bool h2d, size_t bytes) {
+  const char *env = std::getenv("SG_STAGING_NONTEMPORAL");
+  if (!env) return sg__stage_nontemporal_default(h2d, bytes) != 0;
+  return std::strcmp(env, "0") != 0;
+}
+
+Choice choose(bool h2d, size_t bytes, bool memops, size_t chunk, unsigned threads,
+              bool nontemporal) {
+  Choice c;
+  c.chunk = chunk ? chunk
+                  : memops ? sg__stage_auto_chunk_memops(h2d, bytes) : sg__stage_auto_chunk(h2d, bytes);
+  size_t least = (bytes + 1023) / 1024; // SG__STAGE_MAX_CHUNKS
+  if (c.chunk < least) c.chunk = least;
+  if (c.chunk > bytes) c.chunk = bytes;
+  c.chunks = static_cast<unsigned>((bytes + c.chunk - 1) / c.chunk);
+  c.ring = std::min(4u, c.chunks); // ring_depth default 4
+  c.threads = threads ? threads
+                      : sg__stage_default_threads(h2d, static_cast<unsigned>(
+                                                           sysconf(_SC_NPROCESSORS_ONLN)));
+  c.nontemporal = nontemporal;
+  return c;
+}
+
+std::string choice_json(const Choice &c) {
+  char buf[200];
+  std::snprintf(buf, sizeof buf,
+                "{\"chunk_bytes\": %zu, \"chunks\": %u, \"ring\": %u, \"copy_threads\": %u, "
+                "\"nontemporal\": %s}",
+                c.chunk, c.chunks, c.ring, c.threads, c.nontemporal ? "true" : "false");
+  return buf;
+}
+
+struct Sweep {
+  size_t bytes;
+  bool h2d, memops;
+  size_t chunk_opt;
+  unsigned threads_opt;
+  bool streaming;
+  Choice got;
+  bool is_default;
+  double gbps, pinned;
+};
+
+void run_sweep(Buffers &b, const std::vector<size_t> &sizes, sg_pinned_pool *nt_pool,
+               sg_pinned_pool *plain_pool, std::vector<Sweep> *out, bool *ok) {
+  for (size_t bytes : sizes) {
+    for (bool h2d : {true, false}) {
+      const bool nt = nontemporal_default(h2d, bytes);
+      std::vector<Sweep> group;
+      auto add = [&](bool memops, size_t chunk, unsigned threads, bool streaming) {
+        group.push_back({bytes, h2d, memops, chunk, threads, streaming,
+                         choose(h2d, bytes, memops, chunk, threads, streaming),
+                         memops && !chunk && !threads && streaming == nt, 0, 0});
+      };
+      add(true, 0, 0, nt);
+      add(true, 0, 0, !nt);
+      for (size_t chunk : {1 * MiB, 2 * MiB, 4 * MiB, 8 * MiB, 16 * MiB})
+        if (chunk < bytes) add(true, chunk, 0, nt);
+      for (unsigned threads : {4u, 8u, 16u}) add(true, 0, threads, nt);
+      add(false, 0, 0, nt); // the callback protocol's defaults
+      uint8_t *host = h2d ? b.page_in : b.page_out;
+      load_device(b, bytes);
+      Ends e = ends(b, h2d, host);
+      std::vector<std::unique_ptr<OneCopy>> copies;
+      for (const Sweep &w : group)
+        copies.emplace_back(new OneCopy(e.dst, e.src, bytes, SG_MODE_STREAMS, SG_STAGING_STAGE,
+                                        w.streaming ? nt_pool : plain_pool,
+                                        w.memops ? "memops" : "callbacks", w.threads_opt,
+                                        w.chunk_opt));
+      std::vector<Case> cases = {{[&] { pinned_copy(b, h2d, bytes); }, {}}};
+      for (auto &c : copies) cases.push_back({[&c] { c->run(); }, {}});
+      std::vector<double> got = interleaved_rates(bytes, bytes >= 512 * MiB ? 3 : 7, cases);
+      for (size_t i = 0; i < group.size(); i++) {
+        group[i].gbps = got[i + 1];
+        group[i].pinned = got[0];
+        out->push_back(group[i]);
+      }
+      const std::string what = "sweep " + size_name(bytes);
+      *ok &= h2d ? device_matches(b, bytes, what) : check(b.page_out, b.page_in, bytes, what);
+      std::memset(b.page_out, 0xDD, bytes);
+    }
+  }
+}
+
+// ---- targets and output ---------------------------------------------------------------
+
+struct Target {
+  std::string what;
+  double want, got;
+  bool met;
+};
+
+std::string json_escape(const std::string &s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '"' || c == '\\') o += '\\';
+    o += c;
+  }
+  return o;
+}
+
+} // namespace
 
 int main(int argc, char **argv) {
   const char *json_path = "staging_bench.json";
@@ -348,16 +568,21 @@ int main(int argc, char **argv) {
     std::printf("staging_bench: no CUDA device; nothing measured\n");
     return 0;
   }
+  const double t_start = now_s();
   cudaDeviceProp prop;
   CK(cudaGetDeviceProperties(&prop, 0));
   CK(cudaSetDevice(0));
+  int driver_version = 0;
+  CK(cudaDriverGetVersion(&driver_version));
+  const bool memops = sg__staging_cuda_memops_supported(0) != 0;
 
   const size_t big = quick ? 256 * MiB : 1024 * MiB;
   Buffers b;
-  b.bytes = big;
+  b.big = big;
   b.page_in = static_cast<uint8_t *>(std::malloc(big));
   b.page_out = static_cast<uint8_t *>(std::malloc(big));
-  if (!b.page_in || !b.page_out) {
+  b.page_alt = static_cast<uint8_t *>(std::malloc(big));
+  if (!b.page_in || !b.page_out || !b.page_alt) {
     std::fprintf(stderr, "out of host memory\n");
     return 2;
   }
@@ -369,9 +594,10 @@ int main(int argc, char **argv) {
     std::memcpy(b.page_in + i, &x, std::min<size_t>(8, big - i));
   }
   std::memset(b.page_out, 0xDD, big);
+  std::memset(b.page_alt, 0, big);
   double t0 = now_s();
   CK(cudaHostAlloc(reinterpret_cast<void **>(&b.pinned), big, cudaHostAllocPortable));
-  double pin_s = now_s() - t0;
+  const double pin_s = now_s() - t0;
   std::memcpy(b.pinned, b.page_in, big);
   CK(cudaMalloc(reinterpret_cast<void **>(&b.dev), big));
   CK(cudaStreamCreateWithFlags(&b.stream, cudaStreamNonBlocking));
@@ -380,24 +606,45 @@ int main(int argc, char **argv) {
   sg_pinned_pool_options po;
   sg_pinned_pool_options_init(&po);
   po.backend = SG_BACKEND_CUDA;
-  po.prewarm_bytes = 64 * MiB;
+  po.prewarm_bytes = 128 * MiB;
   sg_pinned_pool *pool;
-  t0 = now_s();
   SGK(sg_pinned_pool_create(&po, &pool));
-  double prewarm_s = now_s() - t0;
-
   bool ok = true;
-  std::vector<Row> rows;
-  for (size_t bytes : {64 * MiB, big})
-    for (bool h2d : {true, false})
-      rows.push_back(measure(b, bytes, h2d, bytes >= 512 * MiB ? std::max(3, reps - 2) : reps * 2,
-                             pool, &ok));
 
-  // Sweep, streams mode, staged: per size and direction, every configuration
-  // against the driver, run in interleaved rounds. A second pool whose copy
-  // threads use plain memcpy (no non-temporal stores) shows what streaming
-  // stores buy; each pool is made with the setting forced, whatever the
-  // environment says.
+  // 1. rows
+  double ts = now_s();
+  std::vector<Row> rows;
+  std::vector<Reuse> reuse;
+  for (size_t bytes : {64 * MiB, big})
+    for (bool h2d : {true, false}) {
+      const int rounds = bytes >= 512 * MiB ? std::max(3, reps - 2) : reps * 2;
+      for (bool cold : {false, true})
+        rows.push_back(measure_row(b, bytes, h2d, cold, rounds, pool, &ok));
+      reuse.push_back(measure_reuse(b, bytes, h2d, rounds, pool, &ok));
+    }
+  const double rows_s = now_s() - ts;
+
+  // 2. sizes
+  ts = now_s();
+  std::vector<SizeRow> sizes;
+  for (bool h2d : {true, false})
+    for (size_t bytes = 4 * KiB; bytes <= big; bytes *= 4)
+      sizes.push_back(measure_size(b, bytes, h2d, pool, &ok));
+  const double sizes_s = now_s() - ts;
+
+  // 3. launches
+  ts = now_s();
+  std::vector<LaunchRow> launches;
+  for (size_t bytes : {64 * MiB, big})
+    for (bool h2d : {true, false}) launches.push_back(measure_launches(b, bytes, h2d, pool, &ok));
+  const double launches_s = now_s() - ts;
+
+  // 4. CPU
+  std::vector<CpuRow> cpu;
+  for (bool h2d : {true, false}) cpu.push_back(measure_cpu(b, 64 * MiB, h2d, pool));
+
+  // 5. sweep: pools forcing each store kind, whatever the environment says
+  ts = now_s();
   const char *env_nt = std::getenv("SG_STAGING_NONTEMPORAL");
   std::string saved_nt = env_nt ? env_nt : "";
   setenv("SG_STAGING_NONTEMPORAL", "1", 1);
@@ -408,189 +655,204 @@ int main(int argc, char **argv) {
   SGK(sg_pinned_pool_create(&po, &plain_pool));
   if (env_nt) setenv("SG_STAGING_NONTEMPORAL", saved_nt.c_str(), 1);
   else unsetenv("SG_STAGING_NONTEMPORAL");
-
-  struct Sweep {
-    size_t bytes;
-    bool h2d;
-    size_t chunk_opt;      // 0: adaptive
-    unsigned threads_opt;  // 0: default
-    bool streaming;
-    Choice got;
-    bool is_default;
-    double gbps, driver;
-  };
   std::vector<Sweep> sweep;
-  const double sweep_t0 = now_s();
-  // 256 MiB (no row of its own, so no driver figure): only the store kinds,
-  // to place the size where host->device switches them (tuning.h).
   std::vector<size_t> sweep_sizes = {64 * MiB, big};
   if (big > 256 * MiB) sweep_sizes.insert(sweep_sizes.begin() + 1, 256 * MiB);
-  for (size_t bytes : sweep_sizes) {
-    for (bool h2d : {true, false}) {
-      const Row *base = nullptr;
-      for (const Row &r : rows)
-        if (r.bytes == bytes && r.h2d == h2d) base = &r;
-      std::vector<Sweep> group;
-      auto add = [&](size_t chunk, unsigned threads, bool streaming) {
-        Sweep w{bytes, h2d, chunk, threads, streaming, choose(h2d, bytes, chunk, threads, streaming),
-                chunk == 0 && threads == 0 && streaming == nontemporal_default(h2d, bytes), 0,
-                base ? base->driver : 0};
-        group.push_back(w);
-      };
-      add(0, 0, true);
-      add(0, 0, false);
-      if (base) {
-        for (size_t chunk : {2 * MiB, 4 * MiB, 8 * MiB, 16 * MiB}) add(chunk, 0, false);
-        if (bytes >= 512 * MiB) add(32 * MiB, 0, false);
-        for (unsigned threads : {4u, 8u, 16u}) add(0, threads, false);
-      }
-
-      void *dst = h2d ? static_cast<void *>(b.dev) : b.page_out;
-      const void *src = h2d ? static_cast<const void *>(b.page_in) : b.dev;
-      std::vector<std::unique_ptr<OneCopy>> copies;
-      for (const Sweep &w : group) {
-        copies.emplace_back(new OneCopy(dst, src, bytes, SG_MODE_STREAMS, SG_STAGING_STAGE,
-                                        w.streaming ? nt_pool : plain_pool, w.threads_opt,
-                                        w.chunk_opt));
-      }
-      std::vector<std::function<void()>> runs;
-      for (auto &c : copies) runs.push_back([&c] { c->run(); });
-      std::vector<double> got = interleaved_rates(bytes, bytes >= 512 * MiB ? 5 : 11, runs);
-      for (size_t i = 0; i < group.size(); i++) {
-        group[i].gbps = got[i];
-        sweep.push_back(group[i]);
-      }
-      copies.clear();
-      if (h2d) {
-        std::memset(b.page_out, 0, bytes);
-        CK(cudaMemcpy(b.page_out, b.dev, bytes, cudaMemcpyDeviceToHost));
-      }
-      ok &= check(b.page_out, b.page_in, bytes, "sweep");
-      std::memset(b.page_out, 0xDD, bytes);
-    }
-  }
-  const double sweep_s = now_s() - sweep_t0;
-
-  std::vector<ColdRow> cold;
-  for (bool h2d : {true, false})
-    cold.push_back(
-        measure_cold(b, 64 * MiB, big, h2d, reps * 2, pool, nt_pool, plain_pool, &ok));
+  run_sweep(b, sweep_sizes, nt_pool, plain_pool, &sweep, &ok);
   SGK(sg_pinned_pool_destroy(plain_pool));
   SGK(sg_pinned_pool_destroy(nt_pool));
+  const double sweep_s = now_s() - ts;
 
   sg_pinned_pool_stats ps;
   SGK(sg_pinned_pool_get_stats(pool, &ps));
 
-  std::printf("staging_bench on %s (%d CPUs); pinned allocation of %zu MiB took %.0f ms, "
-              "pool prewarm of 64 MiB %.0f ms\n",
-              prop.name, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)), big / MiB, pin_s * 1e3,
-              prewarm_s * 1e3);
-  std::printf("GB/s, medians. x drv = staged (streams) / driver; x pin = registered / pinned\n");
-  std::printf("%-12s %8s %8s %8s %8s %8s %8s %8s %8s\n", "case", "driver", "pinned", "staged",
-              "st-graph", "register", "auto", "x drv", "x pin");
-  for (const Row &r : rows)
-    std::printf("%-12s %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.3f\n", r.name.c_str(),
-                r.driver, r.pinned, r.staged_streams, r.staged_graph, r.registered, r.autop,
-                r.staged_streams / r.driver, r.registered / r.pinned);
-  std::printf("\ndefaults the staged cases got (chunk_bytes, copy_threads, ring_depth 0):\n");
-  for (const Row &r : rows)
-    std::printf("  %-12s %s\n", r.name.c_str(), describe(r.defaults).c_str());
-
-  std::printf("\nsweep, staged, streams mode (GB/s, median of interleaved rounds; "
-              "* = the defaults; %.1f s):\n", sweep_s);
-  std::printf("  %-12s %6s %10s %5s %8s %-13s %8s %7s\n", "case", "chunks", "chunk MiB", "ring",
-              "threads", "stores", "GB/s", "x drv");
-  for (const Sweep &w : sweep) {
-    std::string name = std::string(w.h2d ? "H2D " : "D2H ") + std::to_string(w.bytes / MiB) +
-                       " MiB";
-    std::printf("%s %-12s %6u %10.2f %5u %8u %-13s %8.2f %7.2f%s\n", w.is_default ? "*" : " ",
-                name.c_str(), w.got.chunks, w.got.chunk / double(MiB), w.got.ring, w.got.threads,
-                w.got.nontemporal ? "non-temporal" : "memcpy", w.gbps,
-                w.driver > 0 ? w.gbps / w.driver : 0.0,
-                w.chunk_opt ? "" : "  (adaptive chunk)");
-  }
-
-  std::printf("\ncold host side (each run a different 64 MiB window of a %zu MiB buffer; "
-              "streams mode; GB/s, medians of interleaved rounds):\n", big / MiB);
-  std::printf("%-17s %8s %8s %8s %9s %8s\n", "case", "driver", "staged", "st-NT", "st-memcpy",
-              "x drv");
-  for (const ColdRow &c : cold)
-    std::printf("%-17s %8.2f %8.2f %8.2f %9.2f %8.2f\n", c.name.c_str(), c.driver, c.staged,
-                c.staged_nt, c.staged_memcpy, c.staged / c.driver);
-
-  // Targets at both sizes: rows are H2D 64, D2H 64, H2D big, D2H big.
-  struct Target {
-    std::string what;
-    double want, got;
-    bool met;
-  };
+  // ---- targets ----
   std::vector<Target> targets;
   for (const Row &r : rows) {
-    char what[64];
-    std::snprintf(what, sizeof what, "%s staged >= %.1fx driver", r.name.c_str(),
-                  r.h2d ? 3.5 : 2.0);
-    double ratio = r.staged_streams / r.driver, want = r.h2d ? 3.5 : 2.0;
-    targets.push_back({what, want, ratio, ratio >= want});
-    std::snprintf(what, sizeof what, "%s registered >= 0.95x pinned", r.name.c_str());
-    ratio = r.registered / r.pinned;
-    targets.push_back({what, 0.95, ratio, ratio >= 0.95});
+    const double want = r.bytes >= 1024 * MiB ? 0.92 : 0.85;
+    const double s = memops ? r.memops_streams : r.cb_streams, g = memops ? r.memops_graph : r.cb_graph;
+    targets.push_back({r.name + " staged streams >= " + std::to_string(want).substr(0, 4) +
+                           "x pinned",
+                       want, s / r.pinned, s / r.pinned >= want});
+    targets.push_back({r.name + " staged graph >= " + std::to_string(want).substr(0, 4) +
+                           "x pinned",
+                       want, g / r.pinned, g / r.pinned >= want});
   }
-  for (const ColdRow &c : cold) {
-    char what[64];
-    double want = c.h2d ? 3.5 : 2.0, ratio = c.staged / c.driver;
-    std::snprintf(what, sizeof what, "%s staged >= %.1fx driver", c.name.c_str(), want);
-    targets.push_back({what, want, ratio, ratio >= want});
+  // Sizes: AUTO takes the faster of its two routes (within 10%: noise at
+  // the smallest sizes), and is not slower than the driver's own call.
+  int auto_right = 0, not_slower = 0;
+  size_t crossover[2] = {0, 0};
+  for (int d = 0; d < 2; d++) {
+    const bool h2d = d == 0;
+    size_t from = 0;
+    for (const SizeRow &s : sizes) {
+      if (s.h2d != h2d) continue;
+      if (s.staged < s.direct) from = 0;
+      else if (!from) from = s.bytes;
+    }
+    crossover[d] = from;
   }
+  for (const SizeRow &s : sizes) {
+    const double best = std::max(s.staged, s.direct);
+    auto_right += s.autop >= 0.9 * best;
+    not_slower += s.autop >= 0.95 * s.driver;
+  }
+  const int nsizes = static_cast<int>(sizes.size());
+  targets.push_back({"AUTO within 10% of its faster route at every size", 1.0,
+                     double(auto_right) / nsizes, auto_right == nsizes});
+  targets.push_back({"AUTO >= 0.95x the driver's own call at every size", 1.0,
+                     double(not_slower) / nsizes, not_slower == nsizes});
+  for (const LaunchRow &l : launches) {
+    const double ratio = l.worst / l.steady;
+    targets.push_back({l.name + " AUTO reused: no launch after the first > 2x steady", 2.0, ratio,
+                       ratio <= 2.0});
+  }
+
+  // ---- print ----
+  std::printf("staging_bench on %s (%d CPUs), driver %d; protocol: %s; pinned allocation of "
+              "%zu MiB %.0f ms\n",
+              prop.name, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)), driver_version,
+              memops ? "memops (stream memory operations)" : "callbacks (memops unsupported)",
+              big / MiB, pin_s * 1e3);
+  std::printf("\n1. pageable copies, GB/s, medians of interleaved rounds (%.1f s); x pin = staged "
+              "(the library's protocol, streams / graph) / pinned\n", rows_s);
+  std::printf("%-17s %7s %7s %8s %8s %8s %8s %6s %6s\n", "case", "driver", "pinned", "memops",
+              "mo-graph", "callback", "cb-graph", "x pin", "x pin");
+  for (const Row &r : rows) {
+    const double s = memops ? r.memops_streams : r.cb_streams, g = memops ? r.memops_graph : r.cb_graph;
+    std::printf("%-17s %7.2f %7.2f %8.2f %8.2f %8.2f %8.2f %6.3f %6.3f  (target %.2f)\n",
+                r.name.c_str(), r.driver, r.pinned, r.memops_streams, r.memops_graph, r.cb_streams,
+                r.cb_graph, s / r.pinned, g / r.pinned, r.bytes >= 1024 * MiB ? 0.92 : 0.85);
+  }
+  std::printf("\nreused buffer (streams mode): GB/s\n%-12s %8s %9s %8s %6s\n", "case", "pinned",
+              "register", "auto", "x pin");
+  for (const Reuse &r : reuse)
+    std::printf("%-12s %8.2f %9.2f %8.2f %6.3f\n", r.name.c_str(), r.pinned, r.registered,
+                r.autop, r.registered / r.pinned);
+
+  std::printf("\n2. sizes (%.1f s): GB/s; direct = SG_STAGING_NONE through an executable; auto = "
+              "SG_STAGING_AUTO, fresh buffer each launch\n", sizes_s);
+  std::printf("%-13s %8s %8s %8s %8s %8s %8s  %-10s %s\n", "case", "driver", "pinned", "staged",
+              "st-graph", "direct", "auto", "auto took", "faster");
+  for (const SizeRow &s : sizes)
+    std::printf("%-13s %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f  %-10s %s%s\n",
+                ((s.h2d ? "H2D " : "D2H ") + size_name(s.bytes)).c_str(), s.driver, s.pinned,
+                s.staged, s.staged_graph, s.direct, s.autop, s.auto_route.c_str(),
+                s.staged >= s.direct ? "staged" : "driver",
+                s.autop >= 0.9 * std::max(s.staged, s.direct) ? "" : "  <- AUTO slower");
+  for (int d = 0; d < 2; d++)
+    std::printf("crossover %s: staged (streams) at least as fast as the driver's path from %s on; "
+                "AUTO stages from %s\n",
+                d == 0 ? "H2D" : "D2H", crossover[d] ? size_name(crossover[d]).c_str() : "(never)",
+                size_name(memops ? SG__STAGE_AUTO_MIN_MEMOPS : SG__STAGE_AUTO_MIN_CALLBACKS)
+                    .c_str());
+
+  std::printf("\n3. launches of a reused buffer under AUTO (%.1f s): ms per launch (launch + "
+              "wait)\n", launches_s);
+  for (const LaunchRow &l : launches) {
+    std::printf("%-12s", l.name.c_str());
+    for (double m : l.ms) std::printf(" %6.2f", m);
+    std::printf("   steady %.2f, worst after the first %.2f (%.2fx; target <= 2x); registered from "
+                "launch %d\n",
+                l.steady, l.worst, l.worst / l.steady, l.first_registered);
+  }
+
+  std::printf("\n4. CPU time per 64 MiB copy (process, all threads), ms\n%-12s %8s %8s %9s\n",
+              "case", "driver", "memops", "callbacks");
+  for (const CpuRow &c : cpu)
+    std::printf("%-12s %8.2f %8.2f %9.2f\n", c.name.c_str(), c.driver_ms, c.memops_ms,
+                c.callbacks_ms);
+
+  std::printf("\n5. sweep, staged, streams mode (GB/s, interleaved rounds with pinned; * = the "
+              "defaults; %.1f s)\n", sweep_s);
+  std::printf("  %-12s %-9s %6s %10s %5s %8s %-13s %8s %6s\n", "case", "protocol", "chunks",
+              "chunk MiB", "ring", "threads", "stores", "GB/s", "x pin");
+  for (const Sweep &w : sweep)
+    std::printf("%s %-12s %-9s %6u %10.2f %5u %8u %-13s %8.2f %6.3f\n", w.is_default ? "*" : " ",
+                ((w.h2d ? "H2D " : "D2H ") + size_name(w.bytes)).c_str(),
+                w.memops ? "memops" : "callbacks", w.got.chunks, w.got.chunk / double(MiB),
+                w.got.ring, w.got.threads, w.got.nontemporal ? "non-temporal" : "memcpy", w.gbps,
+                w.gbps / w.pinned);
+
   std::printf("\ntargets:\n");
   for (const Target &t : targets)
-    std::printf("  %-40s %s (%.2fx)\n", t.what.c_str(), t.met ? "met" : "MISSED", t.got);
-  std::printf("pool: peak in use %zu MiB, slabs %zu, waits %llu; data %s\n",
+    std::printf("  %-62s %s (%.3f)\n", t.what.c_str(), t.met ? "met" : "MISSED", t.got);
+  const double total_s = now_s() - t_start;
+  std::printf("pool: peak in use %zu MiB, slabs %zu, waits %llu; data %s; %.0f s in all\n",
               ps.peak_in_use_bytes / MiB, ps.slab_count, (unsigned long long)ps.waits,
-              ok ? "exact" : "WRONG");
+              ok ? "exact" : "WRONG", total_s);
 
+  // ---- JSON ----
   FILE *f = std::fopen(json_path, "w");
   if (f) {
-    std::fprintf(f, "{\n  \"bench\": \"staging_bench\",\n  \"device\": \"%s\",\n  \"cpus\": %d,\n",
-                 prop.name, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)));
-    std::fprintf(f, "  \"pinned_alloc_ms\": %.1f,\n  \"data_exact\": %s,\n  \"rows\": [\n",
-                 pin_s * 1e3, ok ? "true" : "false");
+    std::fprintf(f, "{\n  \"bench\": \"staging_bench\",\n  \"device\": \"%s\",\n  \"cpus\": %d,\n"
+                 "  \"driver\": %d,\n  \"protocol\": \"%s\",\n  \"pinned_alloc_ms\": %.1f,\n"
+                 "  \"data_exact\": %s,\n  \"seconds\": %.1f,\n  \"rows\": [\n",
+                 prop.name, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)), driver_version,
+                 memops ? "memops" : "callbacks", pin_s * 1e3, ok ? "true" : "false", total_s);
     for (size_t i = 0; i < rows.size(); i++) {
       const Row &r = rows[i];
       std::fprintf(f,
-                   "    {\"case\": \"%s\", \"bytes\": %zu, \"direction\": \"%s\", "
-                   "\"driver_gbps\": %.3f, \"pinned_gbps\": %.3f, \"staged_streams_gbps\": %.3f, "
-                   "\"staged_graph_gbps\": %.3f, \"registered_gbps\": %.3f, \"auto_gbps\": %.3f, "
-                   "\"staged_over_driver\": %.3f, \"registered_over_pinned\": %.3f, "
-                   "\"defaults\": %s}%s\n",
-                   r.name.c_str(), r.bytes, r.h2d ? "H2D" : "D2H", r.driver, r.pinned,
-                   r.staged_streams, r.staged_graph, r.registered, r.autop,
-                   r.staged_streams / r.driver, r.registered / r.pinned,
-                   choice_json(r.defaults).c_str(), i + 1 < rows.size() ? "," : "");
+                   "    {\"case\": \"%s\", \"bytes\": %zu, \"direction\": \"%s\", \"cold\": %s, "
+                   "\"driver_gbps\": %.3f, \"pinned_gbps\": %.3f, \"memops_streams_gbps\": %.3f, "
+                   "\"memops_graph_gbps\": %.3f, \"callbacks_streams_gbps\": %.3f, "
+                   "\"callbacks_graph_gbps\": %.3f, \"target_over_pinned\": %.2f}%s\n",
+                   r.name.c_str(), r.bytes, r.h2d ? "H2D" : "D2H", r.cold ? "true" : "false",
+                   r.driver, r.pinned, r.memops_streams, r.memops_graph, r.cb_streams, r.cb_graph,
+                   r.bytes >= 1024 * MiB ? 0.92 : 0.85, i + 1 < rows.size() ? "," : "");
     }
-    std::fprintf(f, "  ],\n  \"cold\": [\n");
-    for (size_t i = 0; i < cold.size(); i++)
+    std::fprintf(f, "  ],\n  \"reused\": [\n");
+    for (size_t i = 0; i < reuse.size(); i++)
       std::fprintf(f,
-                   "    {\"case\": \"%s\", \"driver_gbps\": %.3f, \"staged_streams_gbps\": %.3f, "
-                   "\"staged_nontemporal_gbps\": %.3f, \"staged_memcpy_gbps\": %.3f, "
-                   "\"staged_over_driver\": %.3f}%s\n",
-                   cold[i].name.c_str(), cold[i].driver, cold[i].staged, cold[i].staged_nt,
-                   cold[i].staged_memcpy, cold[i].staged / cold[i].driver, i + 1 < cold.size() ? "," : "");
-    std::fprintf(f, "  ],\n  \"sweep_seconds\": %.1f,\n  \"sweep\": [\n", sweep_s);
+                   "    {\"case\": \"%s\", \"pinned_gbps\": %.3f, \"registered_gbps\": %.3f, "
+                   "\"auto_gbps\": %.3f}%s\n",
+                   reuse[i].name.c_str(), reuse[i].pinned, reuse[i].registered, reuse[i].autop,
+                   i + 1 < reuse.size() ? "," : "");
+    std::fprintf(f, "  ],\n  \"sizes\": [\n");
+    for (size_t i = 0; i < sizes.size(); i++) {
+      const SizeRow &s = sizes[i];
+      std::fprintf(f,
+                   "    {\"bytes\": %zu, \"direction\": \"%s\", \"driver_gbps\": %.4f, "
+                   "\"pinned_gbps\": %.4f, \"staged_gbps\": %.4f, \"staged_graph_gbps\": %.4f, "
+                   "\"direct_gbps\": %.4f, \"auto_gbps\": %.4f, \"auto_route\": \"%s\"}%s\n",
+                   s.bytes, s.h2d ? "H2D" : "D2H", s.driver, s.pinned, s.staged, s.staged_graph,
+                   s.direct, s.autop, s.auto_route.c_str(), i + 1 < sizes.size() ? "," : "");
+    }
+    std::fprintf(f,
+                 "  ],\n  \"crossover_bytes\": {\"H2D\": %zu, \"D2H\": %zu},\n"
+                 "  \"auto_min_bytes\": %zu,\n  \"launches\": [\n",
+                 crossover[0], crossover[1],
+                 memops ? SG__STAGE_AUTO_MIN_MEMOPS : SG__STAGE_AUTO_MIN_CALLBACKS);
+    for (size_t i = 0; i < launches.size(); i++) {
+      const LaunchRow &l = launches[i];
+      std::fprintf(f, "    {\"case\": \"%s\", \"ms\": [", l.name.c_str());
+      for (size_t j = 0; j < l.ms.size(); j++)
+        std::fprintf(f, "%s%.3f", j ? ", " : "", l.ms[j]);
+      std::fprintf(f, "], \"steady_ms\": %.3f, \"worst_after_first_ms\": %.3f, "
+                   "\"first_registered_launch\": %d}%s\n",
+                   l.steady, l.worst, l.first_registered, i + 1 < launches.size() ? "," : "");
+    }
+    std::fprintf(f, "  ],\n  \"cpu_ms_per_copy\": [\n");
+    for (size_t i = 0; i < cpu.size(); i++)
+      std::fprintf(f,
+                   "    {\"case\": \"%s\", \"driver\": %.3f, \"memops\": %.3f, \"callbacks\": "
+                   "%.3f}%s\n",
+                   cpu[i].name.c_str(), cpu[i].driver_ms, cpu[i].memops_ms, cpu[i].callbacks_ms,
+                   i + 1 < cpu.size() ? "," : "");
+    std::fprintf(f, "  ],\n  \"sweep\": [\n");
     for (size_t i = 0; i < sweep.size(); i++) {
       const Sweep &w = sweep[i];
       std::fprintf(f,
-                   "    {\"bytes\": %zu, \"direction\": \"%s\", \"chunk_adaptive\": %s, "
-                   "\"threads_default\": %s, \"is_default\": %s, \"got\": %s, \"gbps\": %.3f, "
-                   "\"over_driver\": %.3f}%s\n",
-                   w.bytes, w.h2d ? "H2D" : "D2H", w.chunk_opt ? "false" : "true",
-                   w.threads_opt ? "false" : "true", w.is_default ? "true" : "false",
-                   choice_json(w.got).c_str(), w.gbps, w.driver > 0 ? w.gbps / w.driver : 0.0,
+                   "    {\"bytes\": %zu, \"direction\": \"%s\", \"protocol\": \"%s\", "
+                   "\"is_default\": %s, \"got\": %s, \"gbps\": %.3f, \"pinned_gbps\": %.3f}%s\n",
+                   w.bytes, w.h2d ? "H2D" : "D2H", w.memops ? "memops" : "callbacks",
+                   w.is_default ? "true" : "false", choice_json(w.got).c_str(), w.gbps, w.pinned,
                    i + 1 < sweep.size() ? "," : "");
     }
     std::fprintf(f, "  ],\n  \"targets\": [\n");
     for (size_t i = 0; i < targets.size(); i++)
       std::fprintf(f, "    {\"what\": \"%s\", \"want\": %.2f, \"got\": %.3f, \"met\": %s}%s\n",
-                   targets[i].what.c_str(), targets[i].want, targets[i].got,
+                   json_escape(targets[i].what).c_str(), targets[i].want, targets[i].got,
                    targets[i].met ? "true" : "false", i + 1 < targets.size() ? "," : "");
     std::fprintf(f, "  ]\n}\n");
     std::fclose(f);
@@ -604,5 +866,6 @@ int main(int argc, char **argv) {
   CK(cudaFreeHost(b.pinned));
   std::free(b.page_in);
   std::free(b.page_out);
+  std::free(b.page_alt);
   return ok ? 0 : 1;
 }

@@ -14,7 +14,6 @@
 #include "staging/tuning.h"
 
 #define DEFAULT_RING_DEPTH 4u
-#define DEFAULT_MIN_BYTES ((size_t)1 << 20)
 #define DEFAULT_REGISTER_AFTER 3u
 #define MAX_RING_DEPTH 64u
 #define MAX_COPY_THREADS 64u
@@ -83,7 +82,9 @@ const char *sg__staging_label(const sg__staging *st, uint32_t index,
 void sg__staging_geometry(const sg__staging *st, sg__stage_dir dir, size_t bytes,
                           sg__stage_geometry *g) {
   int to_device = dir == SG__STAGE_H2D;
-  size_t chunk = st->chunk_bytes ? st->chunk_bytes : sg__stage_auto_chunk(to_device, bytes);
+  size_t chunk = st->chunk_bytes                      ? st->chunk_bytes
+                 : st->protocol == SG__STAGE_MEMOPS ? sg__stage_auto_chunk_memops(to_device, bytes)
+                                                    : sg__stage_auto_chunk(to_device, bytes);
   unsigned threads =
       st->copy_threads ? st->copy_threads : sg__stage_default_threads(to_device, sg__cpu_count());
   sg__stage_geometry_make(bytes, chunk, st->ring_depth, threads, g);
@@ -130,6 +131,9 @@ static sg_status attach_pool(sg__staging *st, const char *where) {
     st->pool = NULL;
     return s;
   }
+  if (!st->exec->options.staging.auto_min_bytes)
+    st->min_bytes = st->protocol == SG__STAGE_MEMOPS ? SG__STAGE_AUTO_MIN_MEMOPS
+                                                     : SG__STAGE_AUTO_MIN_CALLBACKS;
   return SG_OK;
 }
 
@@ -303,7 +307,9 @@ sg_status sg__staging_create(sg_exec *exec, int persistent, const char *fn, sg__
   st->chunk_bytes = o->chunk_bytes;
   st->ring_depth = o->ring_depth ? o->ring_depth : DEFAULT_RING_DEPTH;
   st->copy_threads = o->copy_threads;
-  st->min_bytes = o->auto_min_bytes ? o->auto_min_bytes : DEFAULT_MIN_BYTES;
+  /* Until the protocol is known (with the pool), the lower of the two
+   * defaults, so that a copy the memop protocol would stage takes the pool. */
+  st->min_bytes = o->auto_min_bytes ? o->auto_min_bytes : SG__STAGE_AUTO_MIN_MEMOPS;
   st->register_after = o->auto_register_after ? o->auto_register_after : DEFAULT_REGISTER_AFTER;
   st->node_count = never ? 0 : exec->snap.node_count;
   st->nodes = sg__calloc(st->node_count ? st->node_count : 1, sizeof *st->nodes);

@@ -12,6 +12,10 @@
 #include "core/sys.h"
 #include "staging/stage_program.h"
 
+/* A chunk this small is copied by the conductor itself: waking a copy
+ * thread would cost more than the copy (one part anyway, workers.c). */
+#define INLINE_BYTES ((size_t)64 * 1024)
+
 /* A run that made no progress for this long is checked for a broken
  * device (as the pool checks a waiting acquisition). */
 #define QUIET_NS ((uint64_t)50 * 1000 * 1000)
@@ -23,9 +27,13 @@ static sg__conductor *conductor_of(const sg__stage_run *run) {
 /* ---- one run ------------------------------------------------------------ */
 
 /* Releases every wait of the run's program (lock held): its `ready` flags
- * get a value every wait accepts, and no further host copy is queued. */
+ * get a value every wait accepts, and no further host copy is queued. The
+ * host copies already queued finish first (they never wait, and this one
+ * helps): the device, let through, then never moves a slot that a copy
+ * thread is still writing or reading. */
 static void release(sg__stage_run *run) {
   if (run->act.released) return;
+  for (unsigned s = 0; s < run->g.ring; s++) sg__copy_wait(run->workers, &run->jobs[s]);
   for (unsigned s = 0; s < run->g.ring; s++) sg__flag_raise(&run->flags->ready[s], SG__FLAG_RELEASE);
   run->act.released = 1;
 }
@@ -57,8 +65,14 @@ static int submit(sg__stage_run *run, uint32_t k) {
   const uint32_t s = k % run->g.ring;
   char *slot = sg__stage_slot(run, k), *host = run->host + sg__stage_offset(run, k);
   const int h2d = run->dir == SG__STAGE_H2D;
-  sg__copy_submit_signal(run->workers, &run->jobs[s], h2d ? slot : host, h2d ? host : slot,
-                         sg__stage_len(run, k), run->g.parts, &run->flags->ready[s], k + 1);
+  const size_t len = sg__stage_len(run, k);
+  if (len <= INLINE_BYTES) {
+    memcpy(h2d ? slot : host, h2d ? host : slot, len);
+    sg__flag_raise(&run->flags->ready[s], k + 1);
+    return 1;
+  }
+  sg__copy_submit_signal(run->workers, &run->jobs[s], h2d ? slot : host, h2d ? host : slot, len,
+                         run->g.parts, &run->flags->ready[s], k + 1);
   return 1;
 }
 

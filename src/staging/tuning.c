@@ -20,6 +20,16 @@
 #define H2D_OVERHEAD_TIMES_RATE ((uint64_t)57 * 38800)  /* us * MB/s = bytes */
 #define D2H_OVERHEAD_TIMES_RATE ((uint64_t)102 * 41200)
 
+/* The memop protocol has no callback per chunk: what remains is one DMA's
+ * setup (pinned copies lose ~3 us per call: 48.2 GB/s in 1 MiB calls
+ * against 55 GB/s, ../shared/h200-limits.md) and one batch of stream
+ * memory operations, taken as 5 us in both directions until the
+ * benchmark's chunk sweep under this protocol measures it; r as above.
+ * 64 MiB then goes in 19 chunks of 3.4 MiB, 1 GiB in 74 of 13.8 MiB,
+ * 4 MiB in four of 1 MiB. */
+#define MEMOPS_H2D_OVERHEAD_TIMES_RATE ((uint64_t)5 * 38800)
+#define MEMOPS_D2H_OVERHEAD_TIMES_RATE ((uint64_t)5 * 41200)
+
 static uint64_t isqrt(uint64_t n) {
   uint64_t lo = 0, hi = (uint64_t)1 << 32;
   while (lo + 1 < hi) { /* invariant: lo*lo <= n < hi*hi */
@@ -29,9 +39,9 @@ static uint64_t isqrt(uint64_t n) {
   return lo;
 }
 
-size_t sg__stage_auto_chunk(int to_device, size_t bytes) {
+/* sqrt(bytes * k) between the bounds, split evenly (k = o * r). */
+static size_t chunk_for(uint64_t k, size_t bytes) {
   if (bytes <= SG__STAGE_MIN_AUTO_CHUNK) return bytes ? bytes : 1;
-  uint64_t k = to_device ? H2D_OVERHEAD_TIMES_RATE : D2H_OVERHEAD_TIMES_RATE;
   uint64_t max = SG__STAGE_MAX_AUTO_CHUNK;
   /* sqrt(bytes * k); a product that would overflow is far beyond max. */
   uint64_t best = (uint64_t)bytes > UINT64_MAX / k ? max : isqrt((uint64_t)bytes * k);
@@ -47,6 +57,15 @@ size_t sg__stage_auto_chunk(int to_device, size_t bytes) {
   size_t chunk = sg__ceil_div(bytes, (size_t)n); /* <= max: n >= bytes / max */
   if (sg__round_up_overflows(chunk, PAGE, &chunk)) return bytes;
   return chunk < bytes ? chunk : bytes;
+}
+
+size_t sg__stage_auto_chunk(int to_device, size_t bytes) {
+  return chunk_for(to_device ? H2D_OVERHEAD_TIMES_RATE : D2H_OVERHEAD_TIMES_RATE, bytes);
+}
+
+size_t sg__stage_auto_chunk_memops(int to_device, size_t bytes) {
+  return chunk_for(to_device ? MEMOPS_H2D_OVERHEAD_TIMES_RATE : MEMOPS_D2H_OVERHEAD_TIMES_RATE,
+                   bytes);
 }
 
 /* Three quarters of the CPUs, at most 12, in both directions. Run 7 of

@@ -33,6 +33,19 @@ extern "C" {
  * else device->host) when chunk_bytes is 0: `bytes` itself when one chunk
  * is best, else an even split into whole pages, between the bounds above. */
 size_t sg__stage_auto_chunk(int to_device, size_t bytes);
+/* The same under the memop protocol, whose per-chunk cost is a few
+ * microseconds instead of a host callback's ~100 (tuning.c): smaller
+ * chunks, so the pipeline fills and drains sooner. */
+size_t sg__stage_auto_chunk_memops(int to_device, size_t bytes);
+
+/* auto_min_bytes when the option is 0: below it SG_STAGING_AUTO takes the
+ * driver's pageable path in streams mode. Under the callback protocol a
+ * small copy costs about as much through the driver as through the
+ * callbacks (1 MiB); the memop protocol's fixed cost is a few
+ * microseconds, and its crossover with the driver's path is what the
+ * benchmark's size sweep measures (docs/staging.md, "Defaults, and why"). */
+#define SG__STAGE_AUTO_MIN_CALLBACKS ((size_t)1 << 20)
+#define SG__STAGE_AUTO_MIN_MEMOPS ((size_t)256 << 10)
 
 /* Copy threads (the parts each chunk's host copy is split into) when
  * copy_threads is 0, on a machine of `cpus` CPUs: three quarters of them,

@@ -259,8 +259,8 @@ TEST_P(StagingGpu, PoliciesAndTheirStatistics) {
   Pool pool(64 * MiB);
   const sg_staging_policy policies[] = {SG_STAGING_STAGE, SG_STAGING_REGISTER, SG_STAGING_AUTO,
                                         SG_STAGING_NONE};
-  for (size_t bytes : {8 * MiB + 3, 256 * KiB + 3}) {
-    const bool small = bytes < 1 * MiB; // auto_min_bytes
+  for (size_t bytes : {8 * MiB + 3, 64 * KiB + 3}) {
+    const bool small = bytes < 256 * KiB; // auto_min_bytes under either protocol
     for (sg_staging_policy p : policies) {
       Chain c(bytes, 1);
       {
