@@ -145,6 +145,20 @@ SG_API sg_status sg_exec_set_copy(sg_exec *exec, sg_node node, const sg_copy_des
 SG_API sg_status sg_exec_set_memset(sg_exec *exec, sg_node node, const sg_memset_desc *desc);
 SG_API sg_status sg_exec_set_host(sg_exec *exec, sg_node node, const sg_host_desc *desc);
 
+/* Gives a stream-function node of this executable alone a new function,
+ * user data, release and host twin: how each pipeline instance gets its own
+ * library handle, workspace or plan (call it from the pipeline's setup).
+ * Waits for launches in flight first. In graph mode the new function is
+ * called at once, its work captured and swapped into the instantiated graph
+ * in place. Once accepted, the descriptor belongs to the executable: its
+ * `release` runs when no graph or executable holds it any more, and the
+ * descriptor it replaces is released likewise (the node in the graph, and in
+ * other executables, keeps its own). Refused (an error status, including a
+ * function that fails while captured), nothing is released: the caller
+ * still owns the user data. */
+SG_API sg_status sg_exec_set_stream_fn(sg_exec *exec, sg_node node,
+                                       const sg_stream_fn_desc *desc);
+
 /* Re-applies a (possibly edited) graph. With the same topology and node kinds
  * only parameters change (in place, no re-plan); otherwise the executable is
  * re-planned and rebuilt, and stats.rebuilds says so. Waits for launches in

@@ -133,7 +133,10 @@ typedef struct sg_host_desc {
 /* Enqueues work (a cuBLAS or cuFFT call, say) on `cuda_stream` (a cudaStream_t).
  * In streams mode it is called at every launch; in graph mode it is called
  * once, while its work is captured into a child graph that is replayed.
- * Returns 0 on success; any other value fails the launch (SG_ERR_CALLBACK). */
+ * Returns 0 on success; any other value fails the launch (SG_ERR_CALLBACK).
+ * Library calls (cuBLAS, cuFFT) have rules to follow: docs/stream-functions.md;
+ * each executable (pipeline instance) can get its own handle or plan with
+ * sg_exec_set_stream_fn. */
 typedef int (*sg_stream_fn)(void *cuda_stream, void *user_data);
 
 typedef struct sg_stream_fn_desc {

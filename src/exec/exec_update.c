@@ -87,6 +87,27 @@ SET_EXEC_NODE(sg_exec_set_memset, sg_memset_desc, sg__node_from_memset(desc, &wh
 SET_EXEC_NODE(sg_exec_set_host, sg_host_desc, sg__node_from_host(desc, &where, &fresh),
               SG__NODE_HOST)
 
+/* Written out rather than by SET_EXEC_NODE: a refused descriptor must not be
+ * released, since the caller still owns its user data. */
+sg_status sg_exec_set_stream_fn(sg_exec *exec, sg_node node, const sg_stream_fn_desc *desc) {
+  sg_status st = sg__exec_enter(exec, __func__);
+  if (st) return st;
+  uint32_t index;
+  st = exec_target(exec, node, SG__NODE_STREAM_FN, __func__, &index);
+  if (!st) {
+    sg__where where = {__func__, NULL, NULL, &exec->snap.nodes[index], index};
+    sg__node fresh;
+    if (!(st = sg__node_from_stream_fn(desc, &where, &fresh))) {
+      st = apply(exec, index, &fresh);
+      /* Taken, `fresh` is left empty; refused, it still holds the descriptor. */
+      if (fresh.kind == SG__NODE_STREAM_FN) fresh.u.stream_fn->release = NULL;
+      discard(exec, &fresh);
+    }
+  }
+  sg__exec_leave(exec);
+  return st;
+}
+
 /* Same topology: push each changed node through the backend, in index
  * order. A node the backend refuses stops there: the nodes before it have
  * their new parameters, the rest keep theirs (each node is consistent, and
