@@ -98,7 +98,7 @@ sg_status sg_exec_set_stream_fn(sg_exec *exec, sg_node node, const sg_stream_fn_
     sg__where where = {__func__, NULL, NULL, &exec->snap.nodes[index], index};
     sg__node fresh;
     if (!(st = sg__node_from_stream_fn(desc, &where, &fresh))) {
-      st = apply(exec, index, &fresh);
+      st = apply(exec, index, &fresh, __func__);
       /* Taken, `fresh` is left empty; refused, it still holds the descriptor. */
       if (fresh.kind == SG__NODE_STREAM_FN) fresh.u.stream_fn->release = NULL;
       discard(exec, &fresh);
