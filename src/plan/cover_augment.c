@@ -22,12 +22,22 @@
  * A phase that augments nothing explored everything: no augmenting path
  * exists, and the cover is minimum (Berge). Phases stop early when the cover
  * reaches the lower bound from topo.c, or when limits->cover_work is spent;
- * in the last case the cover is kept, valid but maybe not minimum. */
+ * in the last case the cover is kept, valid but maybe not minimum.
+ *
+ * With several devices a chain holds nodes of one device, so each device's
+ * cover is its own matching problem: the closure restricted to its nodes
+ * (paths through other devices count). A phase then serves one device: its
+ * roots are that device's chain ends, its walks go through nodes of every
+ * device (to find all descendants) but match only nodes of its device. The
+ * "walked once per phase" rule stays sound because all trees of a phase look
+ * for the same nodes. A device is done when its chains reach its bound or a
+ * phase finds nothing for it. */
 #include "core/sys.h"
 #include "plan/work.h"
 
 typedef struct search {
   sg__work *w;
+  uint32_t device;  /* the device this phase matches, or SG__NONE for any */
   uint32_t phase;   /* stamps below equal to it mean "in this phase" */
   uint32_t *walked; /* node walked through (as a right node) */
   uint32_t *queued; /* node queued as a left node */
@@ -50,6 +60,11 @@ static void augment(search *s, uint32_t x) {
   }
 }
 
+/* 1 if y may end or extend a path of this phase: a node of its device. */
+static int matches(const search *s, uint32_t y) {
+  return s->device == SG__NONE || sg__device_of(s->w, y) == s->device;
+}
+
 /* Expands node x for the walk from left node u: a free right node among x's
  * successors ends the walk at once (returns it); the others not yet walked
  * are pushed. Looking for a free node before descending matters: a walk
@@ -62,7 +77,7 @@ static uint32_t expand(search *s, uint32_t u, uint32_t x, uint32_t *sp, uint64_t
   *work += 1 + (w->succ_start[x + 1] - w->succ_start[x]);
   for (uint32_t e = w->succ_start[x]; e < w->succ_start[x + 1]; e++) {
     uint32_t y = w->succ[e];
-    if (s->walked[y] != ph && w->prev[y] == SG__NONE) {
+    if (s->walked[y] != ph && w->prev[y] == SG__NONE && matches(s, y)) {
       s->walked[y] = ph;
       s->origin[y] = u;
       return y;
@@ -86,8 +101,10 @@ static int walk(search *s, uint32_t u, uint32_t *tail, uint64_t *work) {
   uint32_t x = expand(s, u, u, &sp, work);
   while (x == SG__NONE && sp) {
     uint32_t y = s->stack[--sp];
-    uint32_t mate = w->prev[y]; /* matched: pushed only if it has a chain predecessor */
-    if (s->queued[mate] != ph) {
+    /* Pushed nodes of this phase's device are matched (a free one would have
+     * ended the walk); others are only walked through. */
+    uint32_t mate = w->prev[y];
+    if (matches(s, y) && mate != SG__NONE && s->queued[mate] != ph) {
       s->queued[mate] = ph;
       s->root[mate] = r;
       s->queue[(*tail)++] = mate;
@@ -106,7 +123,7 @@ static uint32_t phase(search *s, uint64_t *work) {
   uint32_t head = 0, tail = 0, found = 0;
   for (uint32_t i = 0; i < w->n; i++) {
     uint32_t u = w->out->order[i];
-    if (w->next[u] != SG__NONE) continue;
+    if (w->next[u] != SG__NONE || !matches(s, u)) continue;
     s->queued[u] = s->phase;
     s->root[u] = u;
     s->queue[tail++] = u;
@@ -119,10 +136,60 @@ static uint32_t phase(search *s, uint64_t *work) {
   return found;
 }
 
+/* Phases over all nodes at once (one device). */
+static void run_single(search *s) {
+  sg__work *w = s->w;
+  uint64_t *work = &w->cover_spent, per_phase = (uint64_t)w->n + w->edges;
+  for (;;) {
+    if (w->chain_count == w->width_bound) {
+      w->cover_exact = 1;
+      return;
+    }
+    if (*work + per_phase > w->limits->cover_work) return;
+    s->phase++;
+    uint32_t found = phase(s, work);
+    if (found == 0) {
+      w->cover_exact = 1;
+      return;
+    }
+    w->chain_count -= found;
+  }
+}
+
+/* Phases device by device, each device until it is done. `chains` and
+ * `done` have one entry per device. */
+static void run_per_device(search *s, uint32_t *chains, unsigned char *done) {
+  sg__work *w = s->w;
+  uint64_t *work = &w->cover_spent, per_phase = (uint64_t)w->n + w->edges;
+  for (uint32_t v = 0; v < w->n; v++)
+    if (w->prev[v] == SG__NONE) chains[sg__device_of(w, v)]++;
+  uint32_t open = 0;
+  for (uint32_t d = 0; d < w->device_count; d++) {
+    done[d] = chains[d] == w->device_bound[d];
+    open += !done[d];
+  }
+  while (open) {
+    for (uint32_t d = 0; d < w->device_count && open; d++) {
+      if (done[d]) continue;
+      if (*work + per_phase > w->limits->cover_work) return;
+      s->device = d;
+      s->phase++;
+      uint32_t found = phase(s, work);
+      chains[d] -= found;
+      w->chain_count -= found;
+      if (found == 0 || chains[d] == w->device_bound[d]) {
+        done[d] = 1;
+        open--;
+      }
+    }
+  }
+  w->cover_exact = 1;
+}
+
 sg_status sg__cover_augment(sg__work *w) {
   if (w->cover_exact) return SG_OK;
   uint32_t n = w->n;
-  search s = {w, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+  search s = {w, SG__NONE, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
   uint32_t **arrays[] = {&s.walked, &s.queued, &s.done, &s.root, &s.origin, &s.queue, &s.stack};
   size_t count = sizeof arrays / sizeof arrays[0];
   sg_status st = SG_OK;
@@ -131,23 +198,21 @@ sg_status sg__cover_augment(sg__work *w) {
     *arrays[i] = sg__calloc(n, sizeof(uint32_t));
     if (!*arrays[i]) st = sg__oom(w, "chain cover search");
   }
-  if (!st) {
-    uint64_t *work = &w->cover_spent, per_phase = (uint64_t)n + w->edges;
-    for (;;) {
-      if (w->chain_count == w->width_bound) {
-        w->cover_exact = 1;
-        break;
-      }
-      if (*work + per_phase > w->limits->cover_work) break;
-      s.phase++;
-      uint32_t found = phase(&s, work);
-      if (found == 0) {
-        w->cover_exact = 1;
-        break;
-      }
-      w->chain_count -= found;
-    }
+  uint32_t *chains = NULL;
+  unsigned char *done = NULL;
+  if (!st && w->device_of) {
+    chains = sg__calloc(w->device_count, sizeof *chains);
+    done = sg__calloc(w->device_count, sizeof *done);
+    if (!chains || !done) st = sg__oom(w, "chain cover search");
   }
+  if (!st) {
+    if (w->device_of)
+      run_per_device(&s, chains, done);
+    else
+      run_single(&s);
+  }
+  sg__free(chains);
+  sg__free(done);
   for (size_t i = 0; i < count; i++) sg__free(*arrays[i]);
   return st;
 }

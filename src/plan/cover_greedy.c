@@ -9,7 +9,8 @@
  *
  * This cover is usually close to the width; cover_augment.c makes it minimum.
  * Chains here only follow edges, so every link of a chain is also an edge,
- * which keeps same-stream edges (free of events) as many as possible. */
+ * which keeps same-stream edges (free of events) as many as possible. A
+ * chain never links nodes of two devices (a stream belongs to one device). */
 #include "core/sys.h"
 #include "plan/work.h"
 
@@ -33,7 +34,7 @@ sg_status sg__cover_greedy(sg__work *w) {
     for (uint32_t e = w->pred_start[v]; e < w->pred_start[v + 1]; e++) left[w->pred[e]]--;
     for (uint32_t e = w->pred_start[v]; e < w->pred_start[v + 1]; e++) {
       uint32_t u = w->pred[e];
-      if (w->next[u] != SG__NONE) continue;
+      if (w->next[u] != SG__NONE || sg__device_of(w, u) != sg__device_of(w, v)) continue;
       /* Ties go to the predecessor issued last: the closest in time. */
       if (best == SG__NONE || left[u] < left[best] ||
           (left[u] == left[best] && w->rank[u] > w->rank[best]))

@@ -9,7 +9,8 @@
  * pipeline of wide stages, for instance, it restores the stage-to-stage
  * matchings a greedy pass breaks, and the closure search has little left to
  * do. Links that follow edges also keep dependencies on one stream, which
- * saves events. Its phases count against limits->cover_work as well. */
+ * saves events. Its phases count against limits->cover_work as well. Edges
+ * between devices are left out (a chain stays on one device). */
 #include "core/sys.h"
 #include "plan/work.h"
 
@@ -39,6 +40,7 @@ static int bfs(hk *h, uint64_t *work) {
     if (h->dist[u] >= h->limit) continue;
     *work += 1 + (w->succ_start[u + 1] - w->succ_start[u]);
     for (uint32_t e = w->succ_start[u]; e < w->succ_start[u + 1]; e++) {
+      if (sg__device_of(w, u) != sg__device_of(w, w->succ[e])) continue;
       uint32_t mate = w->prev[w->succ[e]];
       if (mate == SG__NONE) {
         if (h->limit == FAR) h->limit = h->dist[u] + 1;
@@ -66,7 +68,9 @@ static int dfs(hk *h, uint32_t root, uint64_t *work) {
     }
     (*work)++;
     uint32_t v = w->succ[h->edge[u]], mate = w->prev[v];
-    if (mate == SG__NONE) {
+    if (sg__device_of(w, u) != sg__device_of(w, v)) {
+      h->edge[u]++;
+    } else if (mate == SG__NONE) {
       if (h->dist[u] + 1 == h->limit) {
         for (uint32_t k = 0; k < sp; k++) {
           uint32_t x = h->stack[k], y = w->succ[h->edge[x]];

@@ -157,7 +157,7 @@ sg_status sg__events(sg__work *w) {
      * reduction is exact: the plan then orders nodes just as the DAG does, so
      * a wait for a reduced edge could only be implied by another path from u
      * to v, which would make the edge redundant (docs/plan.md). */
-    s->waits_exact = dense || (s->reduction_exact && w->chain_count <= w->stream_limit);
+    s->waits_exact = dense || (s->reduction_exact && !w->merged);
   }
   sg__free(wl.src);
   sg__free(wl.start);

@@ -6,7 +6,7 @@
  * path through edges and stream order together (unit node durations). It
  * equals the DAG's critical path unless merged chains delay one another.
  * Longest paths never use a redundant edge, so the reduced edges suffice.
- * O(n + E). */
+ * O(n + E). Each stream's device is its nodes' (merge.c never mixes them). */
 #include "core/sys.h"
 #include "plan/work.h"
 
@@ -32,7 +32,8 @@ sg_status sg__layout(sg__work *w) {
   }
   s->stream_count = streams;
   s->stream_start = sg__calloc((size_t)streams + 1, sizeof *s->stream_start);
-  if (!s->stream_start) {
+  s->stream_device = sg__calloc((size_t)streams + 1, sizeof *s->stream_device);
+  if (!s->stream_start || !s->stream_device) {
     sg__free(map);
     sg__free(path);
     return sg__oom(w, "stream layout");
@@ -49,6 +50,7 @@ sg_status sg__layout(sg__work *w) {
     uint32_t before = last[k] == SG__NONE ? 0 : path[last[k]];
     s->position[v] = last[k] == SG__NONE ? 0 : s->position[last[k]] + 1;
     s->stream_nodes[s->stream_start[k] + s->position[v]] = v;
+    s->stream_device[k] = sg__device_of(w, v);
     last[k] = v;
     for (uint32_t e = w->rpred_start[v]; e < w->rpred_start[v + 1]; e++)
       if (path[w->rpred[e]] > before) before = path[w->rpred[e]];

@@ -21,7 +21,11 @@
  *
  * Intervals (otherwise, merge_intervals.c): each chain spans the levels from
  * its first node to its last; chains in order of their first level go to
- * the stream that fell free earliest. O(n + chains log streams). */
+ * the stream that fell free earliest. O(n + chains log streams).
+ *
+ * With several devices, each device's chains are placed on that device's own
+ * streams, under the limit each (every device has its own hardware queues);
+ * a stream id range per device keeps them apart until layout.c numbers them. */
 #include <string.h>
 
 #include "core/sys.h"
@@ -44,7 +48,10 @@ static void sort_by_start(const sg__work *w, const sg__chain_list *c, uint32_t *
   for (uint32_t k = 0; k < c->count; k++) c->sorted[cursor[w->level[c->head[k]]]++] = k;
 }
 
-static sg_status merge_by_levels(sg__work *w, const sg__chain_list *c, uint32_t limit) {
+/* Streams base .. base + limit - 1 (one device's); a neighbour on another
+ * device's stream, or not placed yet, counts for none. */
+static sg_status merge_by_levels(sg__work *w, const sg__chain_list *c, uint32_t base,
+                                 uint32_t limit) {
   uint32_t *stream = w->out->stream_of;
   size_t levels = w->level_count;
   /* occ[level * limit + stream]: nodes of the stream at that level, saturating.
@@ -67,9 +74,9 @@ static sg_status merge_by_levels(sg__work *w, const sg__chain_list *c, uint32_t 
     memset(coll, 0, (size_t)limit * sizeof *coll);
     for (uint32_t x = c->head[ch]; x != SG__NONE; x = w->next[x]) {
       for (uint32_t e = w->rpred_start[x]; e < w->rpred_start[x + 1]; e++)
-        if (stream[w->rpred[e]] != SG__NONE) aff[stream[w->rpred[e]]]++;
+        if (stream[w->rpred[e]] - base < limit) aff[stream[w->rpred[e]] - base]++;
       for (uint32_t e = rs[x]; e < rs[x + 1]; e++)
-        if (stream[rsucc[e]] != SG__NONE) aff[stream[rsucc[e]]]++;
+        if (stream[rsucc[e]] - base < limit) aff[stream[rsucc[e]] - base]++;
       const uint16_t *row = occ + (size_t)w->level[x] * limit;
       for (uint32_t s = 0; s < limit; s++) coll[s] += row[s];
     }
@@ -86,7 +93,7 @@ static sg_status merge_by_levels(sg__work *w, const sg__chain_list *c, uint32_t 
       }
     }
     for (uint32_t x = c->head[ch]; x != SG__NONE; x = w->next[x]) {
-      stream[x] = best;
+      stream[x] = base + best;
       uint16_t *cell = &occ[(size_t)w->level[x] * limit + best];
       if (*cell != UINT16_MAX) (*cell)++;
     }
@@ -99,55 +106,62 @@ static sg_status merge_by_levels(sg__work *w, const sg__chain_list *c, uint32_t 
   return SG_OK;
 }
 
-sg_status sg__merge(sg__work *w) {
-  uint32_t n = w->n, limit = w->stream_limit;
-  sg__schedule *s = w->out;
-  s->chain_count = w->chain_count;
-  s->stream_of = sg__malloc((size_t)n * sizeof *s->stream_of);
-  if (!s->stream_of) return sg__oom(w, "stream assignment");
-  sg__chain_list c = {w->chain_count, NULL, NULL, NULL};
-  int merging = w->chain_count > limit;
-  c.head = sg__malloc((size_t)c.count * sizeof *c.head);
-  c.len = sg__malloc((size_t)c.count * sizeof *c.len);
-  if (merging) c.sorted = sg__malloc((size_t)c.count * sizeof *c.sorted);
-  if (!c.head || !c.len || (merging && !c.sorted)) {
-    sg__free(c.head);
-    sg__free(c.len);
-    sg__free(c.sorted);
-    return sg__oom(w, "stream assignment");
+/* One device's chains (c, numbered by head rank) onto streams from `base`:
+ * a stream each when they fit under the limit, else merged. Returns the
+ * streams used through *used. */
+static sg_status place(sg__work *w, sg__chain_list *c, uint32_t base, uint32_t *cursor,
+                       uint32_t *used) {
+  uint32_t limit = w->stream_limit;
+  if (c->count <= limit) {
+    for (uint32_t k = 0; k < c->count; k++)
+      for (uint32_t x = c->head[k]; x != SG__NONE; x = w->next[x]) w->out->stream_of[x] = base + k;
+    *used = c->count;
+    return SG_OK;
   }
-  uint32_t id = 0;
-  for (uint32_t i = 0; i < n; i++) {
-    uint32_t v = s->order[i];
-    if (w->prev[v] != SG__NONE) continue;
-    uint32_t len = 0;
-    for (uint32_t x = v; x != SG__NONE; x = w->next[x]) {
-      s->stream_of[x] = merging ? SG__NONE : id;
-      len++;
-    }
-    c.head[id] = v;
-    c.len[id++] = len;
+  w->merged = 1;
+  *used = limit;
+  if (limit <= w->limits->merge_scan_streams &&
+      (uint64_t)limit * w->level_count <= w->limits->merge_scan_cells) {
+    sort_by_length(c, w->n, cursor);
+    return merge_by_levels(w, c, base, limit);
   }
+  sort_by_start(w, c, cursor);
+  return sg__merge_by_intervals(w, c, base, limit);
+}
 
+sg_status sg__merge(sg__work *w) {
+  uint32_t n = w->n, count = w->chain_count;
+  sg__schedule *s = w->out;
+  s->chain_count = count;
+  s->stream_of = sg__malloc((size_t)n * sizeof *s->stream_of);
+  uint32_t *head = sg__malloc((size_t)count * sizeof *head);
+  uint32_t *len = sg__malloc((size_t)count * sizeof *len);
+  uint32_t *sorted = sg__malloc((size_t)count * sizeof *sorted);
+  /* the sorts' cursor: n + 2 covers both (levels <= n) */
+  uint32_t *cursor = sg__malloc(((size_t)n + 2) * sizeof *cursor);
   sg_status st = SG_OK;
-  if (merging) {
-    /* the sorts' cursor: n + 2 covers both (levels <= n) */
-    uint32_t *cursor = sg__malloc(((size_t)n + 2) * sizeof *cursor);
-    if (!cursor) {
-      st = sg__oom(w, "merging chains");
-    } else if (limit <= w->limits->merge_scan_streams &&
-               (uint64_t)limit * w->level_count <= w->limits->merge_scan_cells) {
-      sort_by_length(&c, n, cursor);
-      sg__free(cursor);
-      st = merge_by_levels(w, &c, limit);
-    } else {
-      sort_by_start(w, &c, cursor);
-      sg__free(cursor);
-      st = sg__merge_by_intervals(w, &c, limit);
+  if (!s->stream_of || !head || !len || !sorted || !cursor) st = sg__oom(w, "stream assignment");
+  else memset(s->stream_of, 0xff, (size_t)n * sizeof *s->stream_of); /* SG__NONE: not placed */
+  /* Chains grouped by device, each group by the issue rank of its head. */
+  uint32_t base = 0, at = 0;
+  for (uint32_t d = 0; !st && d < w->device_count; d++) {
+    sg__chain_list c = {0, head + at, len + at, sorted + at};
+    for (uint32_t i = 0; i < n; i++) {
+      uint32_t v = s->order[i];
+      if (w->prev[v] != SG__NONE || sg__device_of(w, v) != d) continue;
+      uint32_t length = 0;
+      for (uint32_t x = v; x != SG__NONE; x = w->next[x]) length++;
+      c.head[c.count] = v;
+      c.len[c.count++] = length;
     }
+    uint32_t used = 0;
+    st = place(w, &c, base, cursor, &used);
+    base += used;
+    at += c.count;
   }
-  sg__free(c.head);
-  sg__free(c.len);
-  sg__free(c.sorted);
+  sg__free(head);
+  sg__free(len);
+  sg__free(sorted);
+  sg__free(cursor);
   return st;
 }

@@ -13,7 +13,9 @@ typedef struct sg__chain_list {
 } sg__chain_list;
 
 /* Places the chains, in c->sorted order (by first level), on `limit`
- * streams: w->out->stream_of of every node. */
-sg_status sg__merge_by_intervals(sg__work *w, const sg__chain_list *c, uint32_t limit);
+ * streams numbered base .. base + limit - 1: w->out->stream_of of every node
+ * of the chains. */
+sg_status sg__merge_by_intervals(sg__work *w, const sg__chain_list *c, uint32_t base,
+                                 uint32_t limit);
 
 #endif

@@ -29,7 +29,8 @@ static void sift_down(uint32_t *heap, uint32_t size, const uint32_t *free_at, ui
   }
 }
 
-sg_status sg__merge_by_intervals(sg__work *w, const sg__chain_list *c, uint32_t limit) {
+sg_status sg__merge_by_intervals(sg__work *w, const sg__chain_list *c, uint32_t base,
+                                 uint32_t limit) {
   uint32_t *heap = sg__malloc((size_t)limit * sizeof *heap);
   uint32_t *free_at = sg__calloc(limit, sizeof *free_at); /* 1 + last level used; 0: empty */
   if (!heap || !free_at) {
@@ -41,7 +42,7 @@ sg_status sg__merge_by_intervals(sg__work *w, const sg__chain_list *c, uint32_t 
   for (uint32_t k = 0; k < c->count; k++) {
     uint32_t ch = c->sorted[k], s = heap[0], last = 0;
     for (uint32_t x = c->head[ch]; x != SG__NONE; x = w->next[x]) {
-      w->out->stream_of[x] = s;
+      w->out->stream_of[x] = base + s;
       last = w->level[x];
     }
     if (last + 1 > free_at[s]) free_at[s] = last + 1;

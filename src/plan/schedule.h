@@ -9,7 +9,13 @@
  * that event on the same stream. `order` is a topological order in which each
  * stream's nodes appear in their stream order, so every event is recorded
  * (enqueued) before any wait on it is enqueued. Together, stream order and
- * the events imply every edge of the graph. */
+ * the events imply every edge of the graph.
+ *
+ * Nodes may run on several devices (device_count > 1): each stream belongs
+ * to one device (stream_device) and holds only nodes of that device; the
+ * stream limit applies to each device; events tie streams of any devices
+ * together (recorded on the stream of the node before, waited for by a
+ * stream of any device). */
 #ifndef SG_PLAN_SCHEDULE_H
 #define SG_PLAN_SCHEDULE_H
 
@@ -20,11 +26,13 @@ typedef struct sg__schedule {
   uint32_t node_count;
   uint32_t stream_count;     /* >= 1 when node_count > 0 */
   uint32_t event_count;
+  uint32_t device_count;     /* devices the nodes run on: >= 1 (dense numbers 0..count-1) */
   uint32_t *order;           /* node_count: issue order */
   uint32_t *stream_of;       /* node -> stream */
   uint32_t *position;        /* node -> index within its stream */
   uint32_t *stream_start;    /* stream_count + 1 */
   uint32_t *stream_nodes;    /* node_count: each stream's nodes in order */
+  uint32_t *stream_device;   /* stream -> its device (all 0 with one device) */
   uint32_t *wait_start;      /* node_count + 1 */
   uint32_t *wait_event;      /* events node waits on before it starts */
   int32_t *record_event;     /* node -> event recorded right after it, or -1 */
@@ -33,13 +41,16 @@ typedef struct sg__schedule {
   uint32_t *red_succ;        /* (ascending; when reduction_exact is 0, some redundant edges
                                 remain: still the same reachability) */
   size_t reduced_edge_count;
-  size_t width;              /* DAG width (exact or a lower bound) */
+  size_t width;              /* DAG width (exact or a lower bound); with several devices,
+                                the sum of each device's width (its nodes' largest
+                                antichain): the streams needed without a limit */
   int width_exact;
   size_t critical_path;      /* nodes on the longest chain */
 
   /* Added by the planner for inspection and benchmarks; the replay contract
    * above does not depend on them. */
-  uint32_t max_streams;      /* the stream limit the schedule was made under (0 resolved) */
+  uint32_t max_streams;      /* the stream limit the schedule was made under (0 resolved),
+                                per device */
   uint32_t chain_count;      /* chains of the cover before they were merged to fit the limit
                                 (== stream_count when the limit did not bind) */
   size_t wait_count;         /* == wait_start[node_count] */

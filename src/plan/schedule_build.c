@@ -16,6 +16,7 @@ void sg__schedule_free(sg__schedule *s) {
   sg__free(s->position);
   sg__free(s->stream_start);
   sg__free(s->stream_nodes);
+  sg__free(s->stream_device);
   sg__free(s->wait_start);
   sg__free(s->wait_event);
   sg__free(s->record_event);
@@ -53,14 +54,29 @@ static sg_status check_input(uint32_t n, const uint32_t *start, const uint32_t *
   return SG_OK;
 }
 
+static sg_status check_devices(uint32_t n, const uint32_t *device_of, uint32_t device_count) {
+  if (!device_of) return SG_OK;
+  if (device_count == 0 || device_count > SG__PLAN_MAX_DEVICES)
+    return sg__fail(SG_ERR_INVALID_ARGUMENT, "planner: %u devices (1 to %u are supported)",
+                    device_count, SG__PLAN_MAX_DEVICES);
+  for (uint32_t v = 0; v < n; v++)
+    if (device_of[v] >= device_count)
+      return sg__fail(SG_ERR_INVALID_ARGUMENT,
+                      "planner: node %u is on device %u, out of range (%u devices)", v,
+                      device_of[v], device_count);
+  return SG_OK;
+}
+
 /* The arrays of a schedule with no node, so that backends may index
  * stream_start[0], wait_start[0] and red_start[0] as for any other. */
 static sg_status empty_schedule(sg__work *w) {
   sg__schedule *s = w->out;
   s->stream_start = sg__calloc(1, sizeof *s->stream_start);
+  s->stream_device = sg__calloc(1, sizeof *s->stream_device);
   s->wait_start = sg__calloc(1, sizeof *s->wait_start);
   s->red_start = sg__calloc(1, sizeof *s->red_start);
-  if (!s->stream_start || !s->wait_start || !s->red_start) return sg__oom(w, "empty schedule");
+  if (!s->stream_start || !s->stream_device || !s->wait_start || !s->red_start)
+    return sg__oom(w, "empty schedule");
   s->width_exact = 1;
   s->reduction_exact = 1;
   s->waits_exact = 1;
@@ -70,13 +86,19 @@ static sg_status empty_schedule(sg__work *w) {
 /* Runs the steps; with `streams` 0, only those a graph built from the
  * reduced edges needs (issue order, cover, reduction). */
 static sg_status build(uint32_t node_count, const uint32_t *succ_start, const uint32_t *succ,
-                       unsigned max_streams, const sg__plan_limits *limits, int streams,
-                       sg__schedule *out) {
+                       const uint32_t *device_of, uint32_t device_count, unsigned max_streams,
+                       const sg__plan_limits *limits, int streams, sg__schedule *out) {
   if (!out) return sg__fail(SG_ERR_INVALID_ARGUMENT, "planner: out is NULL");
   memset(out, 0, sizeof *out);
   if (!limits) return sg__fail(SG_ERR_INVALID_ARGUMENT, "planner: limits is NULL");
   sg_status st = check_input(node_count, succ_start, succ);
+  if (!st) st = check_devices(node_count, device_of, device_count);
   if (st) return st;
+  /* One device, however it was given, takes the single-device paths. */
+  if (!device_of || device_count <= 1) {
+    device_of = NULL;
+    device_count = 1;
+  }
 
   sg__work w;
   memset(&w, 0, sizeof w);
@@ -87,7 +109,10 @@ static sg_status build(uint32_t node_count, const uint32_t *succ_start, const ui
   w.succ_start = succ_start;
   w.succ = succ;
   w.stream_limit = max_streams ? max_streams : SG__PLAN_DEFAULT_STREAMS;
+  w.device_of = device_of;
+  w.device_count = device_count;
   out->node_count = node_count;
+  out->device_count = device_count;
   out->max_streams = w.stream_limit;
 
   if (node_count == 0) {
@@ -117,14 +142,27 @@ static sg_status build(uint32_t node_count, const uint32_t *succ_start, const ui
 sg_status sg__schedule_build_ex(uint32_t node_count, const uint32_t *succ_start,
                                 const uint32_t *succ, unsigned max_streams,
                                 const sg__plan_limits *limits, sg__schedule *out) {
-  return build(node_count, succ_start, succ, max_streams, limits, 1, out);
+  return build(node_count, succ_start, succ, NULL, 1, max_streams, limits, 1, out);
+}
+
+sg_status sg__schedule_build_devices(uint32_t node_count, const uint32_t *succ_start,
+                                     const uint32_t *succ, const uint32_t *device_of,
+                                     uint32_t device_count, unsigned max_streams,
+                                     const sg__plan_limits *limits, sg__schedule *out) {
+  sg__plan_limits defaults;
+  if (!limits) {
+    sg__plan_limits_default(&defaults);
+    limits = &defaults;
+  }
+  return build(node_count, succ_start, succ, device_of, device_count, max_streams, limits, 1,
+               out);
 }
 
 sg_status sg__schedule_build(uint32_t node_count, const uint32_t *succ_start, const uint32_t *succ,
                              unsigned max_streams, sg__schedule *out) {
   sg__plan_limits limits;
   sg__plan_limits_default(&limits);
-  return build(node_count, succ_start, succ, max_streams, &limits, 1, out);
+  return build(node_count, succ_start, succ, NULL, 1, max_streams, &limits, 1, out);
 }
 
 sg_status sg__schedule_build_edges(uint32_t node_count, const uint32_t *succ_start,
@@ -132,5 +170,15 @@ sg_status sg__schedule_build_edges(uint32_t node_count, const uint32_t *succ_sta
                                    sg__schedule *out) {
   sg__plan_limits limits;
   sg__plan_limits_default(&limits);
-  return build(node_count, succ_start, succ, max_streams, &limits, 0, out);
+  return build(node_count, succ_start, succ, NULL, 1, max_streams, &limits, 0, out);
+}
+
+sg_status sg__schedule_build_edges_devices(uint32_t node_count, const uint32_t *succ_start,
+                                           const uint32_t *succ, const uint32_t *device_of,
+                                           uint32_t device_count, unsigned max_streams,
+                                           sg__schedule *out) {
+  sg__plan_limits limits;
+  sg__plan_limits_default(&limits);
+  return build(node_count, succ_start, succ, device_of, device_count, max_streams, &limits, 0,
+               out);
 }

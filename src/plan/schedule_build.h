@@ -69,6 +69,20 @@ sg_status sg__schedule_build_ex(uint32_t node_count, const uint32_t *succ_start,
                                 const uint32_t *succ, unsigned max_streams,
                                 const sg__plan_limits *limits, sg__schedule *out);
 
+/* The same for nodes on several devices: node i runs on device
+ * device_of[i] (dense numbers below device_count, which is at most
+ * SG__PLAN_MAX_DEVICES; device_of NULL means one device). Streams hold
+ * nodes of one device (schedule.stream_device), `max_streams` limits each
+ * device's streams, and without a binding limit each device gets as many
+ * streams as its nodes' width (the largest set of them that the DAG leaves
+ * mutually independent, paths through other devices included). `limits`
+ * NULL: the defaults. */
+#define SG__PLAN_MAX_DEVICES 1024u
+sg_status sg__schedule_build_devices(uint32_t node_count, const uint32_t *succ_start,
+                                     const uint32_t *succ, const uint32_t *device_of,
+                                     uint32_t device_count, unsigned max_streams,
+                                     const sg__plan_limits *limits, sg__schedule *out);
+
 /* Only what a graph built from the reduced edges needs: the issue order,
  * the reduced edges, the levels' figures and the width. The stream and
  * event fields are left 0 / NULL and streams_planned is 0; the same input
@@ -78,6 +92,12 @@ sg_status sg__schedule_build_ex(uint32_t node_count, const uint32_t *succ_start,
 sg_status sg__schedule_build_edges(uint32_t node_count, const uint32_t *succ_start,
                                    const uint32_t *succ, unsigned max_streams,
                                    sg__schedule *out);
+/* The same with devices (as for sg__schedule_build_devices): the width is
+ * the sum of the devices' widths, as the full build reports it. */
+sg_status sg__schedule_build_edges_devices(uint32_t node_count, const uint32_t *succ_start,
+                                           const uint32_t *succ, const uint32_t *device_of,
+                                           uint32_t device_count, unsigned max_streams,
+                                           sg__schedule *out);
 /* Frees what a schedule holds and zeroes it; a zeroed schedule is fine. */
 void sg__schedule_free(sg__schedule *s);
 

@@ -9,20 +9,42 @@
  * Nodes of one level are pairwise independent (an edge would separate their
  * levels), so the largest level is an antichain: a lower bound on the width.
  * Layering by the longest path to a sink gives a second antichain for free;
- * the larger of the two is kept. O(n + E). */
+ * the larger of the two is kept. O(n + E).
+ *
+ * With several devices, the nodes of one device in one layer are an antichain
+ * of that device's nodes: each device gets its own bound the same way, and
+ * the sum bounds the streams needed (a stream holds one device's nodes).
+ * O(n x devices) more. */
 #include <string.h>
 
 #include "core/error.h"
 #include "core/sys.h"
 #include "plan/work.h"
 
-/* Largest number of nodes sharing one value of layer[] (values < n). */
-static uint32_t largest_layer(uint32_t n, const uint32_t *layer, uint32_t *count) {
+/* Largest number of nodes of `device` (any device when device_of is NULL)
+ * sharing one value of layer[] (values < n). */
+static uint32_t largest_layer(uint32_t n, const uint32_t *layer, const uint32_t *device_of,
+                              uint32_t device, uint32_t *count) {
   memset(count, 0, (size_t)n * sizeof *count);
   uint32_t best = 0;
   for (uint32_t v = 0; v < n; v++)
-    if (++count[layer[v]] > best) best = count[layer[v]];
+    if ((!device_of || device_of[v] == device) && ++count[layer[v]] > best) best = count[layer[v]];
   return best;
+}
+
+/* Each device's bound (the larger of its two layerings), and their sum. */
+static sg_status device_bounds(sg__work *w, const uint32_t *height, uint32_t *count) {
+  w->device_bound = sg__calloc(w->device_count, sizeof *w->device_bound);
+  if (!w->device_bound) return sg__oom(w, "device bounds");
+  uint32_t sum = 0;
+  for (uint32_t d = 0; d < w->device_count; d++) {
+    uint32_t by_level = largest_layer(w->n, w->level, w->device_of, d, count);
+    uint32_t by_height = largest_layer(w->n, height, w->device_of, d, count);
+    w->device_bound[d] = by_level > by_height ? by_level : by_height;
+    sum += w->device_bound[d];
+  }
+  w->width_bound = sum;
+  return SG_OK;
 }
 
 sg_status sg__topo(sg__work *w) {
@@ -81,10 +103,15 @@ sg_status sg__topo(sg__work *w) {
       if (height[w->succ[e]] + 1 > h) h = height[w->succ[e]] + 1;
     height[u] = h;
   }
-  uint32_t by_level = largest_layer(n, w->level, cursor);
-  uint32_t by_height = largest_layer(n, height, cursor);
-  w->width_bound = by_level > by_height ? by_level : by_height;
+  sg_status st = SG_OK;
+  if (w->device_of) {
+    st = device_bounds(w, height, cursor);
+  } else {
+    uint32_t by_level = largest_layer(n, w->level, NULL, 0, cursor);
+    uint32_t by_height = largest_layer(n, height, NULL, 0, cursor);
+    w->width_bound = by_level > by_height ? by_level : by_height;
+  }
   sg__free(indegree);
   sg__free(queue);
-  return SG_OK;
+  return st;
 }

@@ -18,6 +18,7 @@ void sg__work_free(sg__work *w) {
   sg__free(w->pred);
   sg__free(w->rank);
   sg__free(w->level);
+  sg__free(w->device_bound);
   sg__free(w->next);
   sg__free(w->prev);
   sg__free(w->rpred_start);

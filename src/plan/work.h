@@ -24,11 +24,19 @@ typedef struct sg__work {
   const uint32_t *succ_start, *succ;
   uint32_t *pred_start, *pred;
 
+  /* the device of each node (dense numbers below device_count), or NULL when
+   * every node is on one device. A stream never crosses devices, so chains
+   * link nodes of one device only, and the stream limit holds per device. */
+  const uint32_t *device_of;
+  uint32_t device_count;
+
   /* topo.c: out->order is sorted by (level, node index) */
   uint32_t *rank;         /* node -> its place in out->order */
   uint32_t *level;        /* node -> longest path from a source, in edges */
   uint32_t level_count;   /* == critical path in nodes */
-  uint32_t width_bound;   /* largest antichain among two layerings: a lower bound on width */
+  uint32_t width_bound;   /* largest antichain among two layerings: a lower bound on width
+                             (with several devices, the sum of each device's bound) */
+  uint32_t *device_bound; /* device -> its own bound; NULL with one device */
 
   /* cover_*.c: chains as links between consecutive nodes */
   uint32_t *next, *prev;  /* node -> the next / previous node of its chain, or SG__NONE */
@@ -42,7 +50,13 @@ typedef struct sg__work {
   /* the stream limit (0 resolved); merge.c fills out->stream_of with stream
    * ids that layout.c then renumbers in place */
   uint32_t stream_limit;
+  int merged;             /* merge.c: 1 if some device had more chains than the limit */
 } sg__work;
+
+/* The device of node v (0 when all nodes share one). */
+static inline uint32_t sg__device_of(const sg__work *w, uint32_t v) {
+  return w->device_of ? w->device_of[v] : 0;
+}
 
 void sg__work_free(sg__work *w);
 

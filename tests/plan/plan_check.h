@@ -116,15 +116,16 @@ inline std::vector<std::vector<uint32_t>> adjacency(const Dag &d) {
   return adj;
 }
 
-// Width by branch and bound over antichains (n <= 64).
-inline uint32_t brute_width(const Dag &d) {
+// Width of the nodes in `subset` (their largest antichain in the DAG's
+// order, paths through other nodes included), by branch and bound (n <= 64).
+inline uint32_t brute_width_of(const Dag &d, uint64_t subset) {
   Reach r = closure(d.n, adjacency(d));
   std::vector<uint64_t> free_with(d.n, 0);  // nodes incomparable with v
   for (uint32_t u = 0; u < d.n; u++)
     for (uint32_t v = 0; v < d.n; v++)
       if (u != v && !r.get(u, v) && !r.get(v, u)) free_with[u] |= uint64_t{1} << v;
   uint32_t best = 0;
-  std::vector<std::pair<uint64_t, uint32_t>> todo{{d.n == 64 ? ~0ull : (1ull << d.n) - 1, 0}};
+  std::vector<std::pair<uint64_t, uint32_t>> todo{{subset, 0}};
   while (!todo.empty()) {
     auto [cand, size] = todo.back();
     todo.pop_back();
@@ -141,15 +142,21 @@ inline uint32_t brute_width(const Dag &d) {
   return best;
 }
 
+// Width by branch and bound over antichains (n <= 64).
+inline uint32_t brute_width(const Dag &d) {
+  return brute_width_of(d, d.n == 64 ? ~0ull : (1ull << d.n) - 1);
+}
+
 // Width by Kuhn's augmenting paths on the closure (n up to a few hundred).
 struct Kuhn {
   const Reach &r;
   std::vector<int64_t> mate;  // right v -> left u, or -1
   std::vector<char> seen;
+  const std::vector<char> *in = nullptr;  // nodes taking part (all when null)
   explicit Kuhn(const Reach &reach) : r(reach), mate(reach.n, -1), seen(reach.n, 0) {}
   bool augment(uint32_t u) {
     for (uint32_t v = 0; v < r.n; v++) {
-      if (!r.get(u, v) || seen[v]) continue;
+      if (!r.get(u, v) || seen[v] || (in && !(*in)[v])) continue;
       seen[v] = 1;
       if (mate[v] < 0 || augment((uint32_t)mate[v])) {
         mate[v] = u;
@@ -169,6 +176,21 @@ inline uint32_t matching_width(const Dag &d) {
     matched += k.augment(u);
   }
   return d.n - matched;
+}
+
+// The same for the nodes with in[v] set (the closure still of the whole DAG).
+inline uint32_t matching_width_of(const Dag &d, const std::vector<char> &in) {
+  Reach r = closure(d.n, adjacency(d));
+  Kuhn k(r);
+  k.in = &in;
+  uint32_t matched = 0, count = 0;
+  for (uint32_t u = 0; u < d.n; u++) {
+    if (!in[u]) continue;
+    count++;
+    std::fill(k.seen.begin(), k.seen.end(), 0);
+    matched += k.augment(u);
+  }
+  return count - matched;
 }
 
 // Longest path in nodes.
@@ -195,7 +217,16 @@ inline size_t longest_path(const Dag &d) {
 struct CheckOptions {
   bool closures = true;    // compare reachability (n up to a few thousand)
   bool minimality = true;  // prove each wait necessary (one closure per wait: n small)
+  // each node's device when the DAG was planned on several (else all on one)
+  const std::vector<uint32_t> *devices = nullptr;
 };
+
+inline sg_status build_devices(const Dag &d, const std::vector<uint32_t> &devices,
+                               uint32_t device_count, unsigned max_streams, Schedule &out,
+                               const sg__plan_limits *limits = nullptr) {
+  return sg__schedule_build_devices(d.n, d.start.data(), d.succ.data(), devices.data(),
+                                    device_count, max_streams, limits, &out.s);
+}
 
 // Checks every promise of a schedule for DAG d planned under `limit`.
 inline void check_schedule(const Dag &d, const sg__schedule &s, unsigned limit,
@@ -209,8 +240,26 @@ inline void check_schedule(const Dag &d, const sg__schedule &s, unsigned limit,
     return;
   }
   ASSERT_GE(s.stream_count, 1u);
-  ASSERT_LE(s.stream_count, limit);
   ASSERT_LE(s.stream_count, s.chain_count);
+  // devices: every stream on one device, its nodes all there, the limit per device
+  uint32_t devices = 1;
+  if (opt.devices) {
+    ASSERT_EQ(opt.devices->size(), n);
+    for (uint32_t dev : *opt.devices) devices = std::max(devices, dev + 1);
+  }
+  ASSERT_GE(s.device_count, devices);
+  std::vector<uint32_t> per_device(s.device_count, 0);
+  for (uint32_t k = 0; k < s.stream_count; k++) {
+    ASSERT_LT(s.stream_device[k], s.device_count);
+    per_device[s.stream_device[k]]++;
+    for (uint32_t at = s.stream_start[k]; at < s.stream_start[k + 1]; at++) {
+      uint32_t dev = opt.devices ? (*opt.devices)[s.stream_nodes[at]] : 0;
+      ASSERT_EQ(s.stream_device[k], dev) << "stream " << k << " crosses devices";
+    }
+  }
+  for (uint32_t count : per_device) ASSERT_LE(count, limit) << "a device over the limit";
+  // the limit binds exactly when chains were merged
+  const bool merged = s.stream_count < s.chain_count;
 
   // order: a permutation, topological
   std::vector<uint32_t> rank(n, UINT32_MAX);
@@ -283,7 +332,7 @@ inline void check_schedule(const Dag &d, const sg__schedule &s, unsigned limit,
     }
   EXPECT_EQ(s.critical_path, longest_path(d));
   EXPECT_GE(s.plan_critical_path, s.critical_path);
-  if (s.chain_count <= limit) {
+  if (!merged) {
     EXPECT_EQ(s.plan_critical_path, s.critical_path);
   }
   if (!opt.closures) return;
@@ -301,7 +350,7 @@ inline void check_schedule(const Dag &d, const sg__schedule &s, unsigned limit,
   for (auto &e : d.edges())
     ASSERT_TRUE(plan_reach.get(e.first, e.second))
         << "edge " << e.first << "->" << e.second << " not implied by the plan";
-  if (s.chain_count <= limit) {
+  if (!merged) {
     ASSERT_TRUE(plan_reach == dag_reach) << "the plan orders nodes the DAG leaves independent";
   }
   // the reduced graph keeps the reachability, and an exact reduction keeps no implied edge
@@ -314,7 +363,7 @@ inline void check_schedule(const Dag &d, const sg__schedule &s, unsigned limit,
               << "reduced edge " << u << "->" << v << " is implied via " << w;
   }
   // no two independent nodes share a stream when the limit does not bind
-  if (s.chain_count <= limit) {
+  if (!merged) {
     for (uint32_t k = 0; k < s.stream_count; k++)
       for (uint32_t at = s.stream_start[k] + 1; at < s.stream_start[k + 1]; at++)
         ASSERT_TRUE(dag_reach.get(s.stream_nodes[at - 1], s.stream_nodes[at]));
