@@ -74,6 +74,20 @@ typedef struct sg_plan_node_info {
 /* `node` is a handle of the graph the plan was made from. */
 SG_API sg_status sg_plan_get_node(const sg_plan *plan, sg_node node, sg_plan_node_info *info);
 
+/* One event a node waits for before it starts. */
+typedef struct sg_plan_wait {
+  unsigned event;              /* the event's number (0-based) */
+  sg_node after;               /* the node it is recorded after (it then has records_event 1) */
+  unsigned stream;             /* the stream that node runs on */
+} sg_plan_wait;
+
+/* The events `node` waits for before it starts, in the order the waits are
+ * made: fills up to `capacity` entries of `waits` (which may be NULL when
+ * capacity is 0) and sets *count to the node's wait_count. Together with
+ * stream order, these waits imply every edge of the graph. */
+SG_API sg_status sg_plan_get_waits(const sg_plan *plan, sg_node node, sg_plan_wait *waits,
+                                   size_t capacity, size_t *count);
+
 /* The nodes of `stream` in order: fills up to `capacity` entries of `nodes`
  * (which may be NULL when capacity is 0) and sets *count to the stream's
  * length. */
@@ -83,8 +97,12 @@ SG_API sg_status sg_plan_get_stream(const sg_plan *plan, unsigned stream, sg_nod
 /* The plan as Graphviz DOT: one cluster per stream, nodes coloured by stream
  * and labelled with name, kind and index; the reduced edges drawn solid,
  * except those carried by an event, dashed and labelled with the event;
- * stream order between consecutive nodes with no edge between them (only
- * where chains were merged) dotted. Names are escaped, and bytes that are
+ * stream order between consecutive nodes that no reduced edge joins dotted:
+ * an order a longer path implies already (an edge transitive reduction
+ * removed, or a path through other streams), or, where chains were merged
+ * to fit the stream limit, an order the merging added. The DOT's comment
+ * says which of these the plan can have (sg_plan_get_waits lists each
+ * node's waits without parsing DOT). Names are escaped, and bytes that are
  * not UTF-8 are replaced by U+FFFD, so the output is always well-formed.
  * *dot is allocated by the library; free it with sg_free. */
 SG_API sg_status sg_plan_to_dot(const sg_plan *plan, char **dot);

@@ -204,6 +204,29 @@ sg_status sg_plan_get_node(const sg_plan *plan, sg_node node, sg_plan_node_info 
   return SG_OK;
 }
 
+sg_status sg_plan_get_waits(const sg_plan *plan, sg_node node, sg_plan_wait *waits,
+                            size_t capacity, size_t *count) {
+  sg_status st = sg__handle_check(plan, SG__HANDLE_PLAN, __func__, "plan");
+  if (st) return st;
+  if ((st = ensure_complete(plan, __func__))) return st;
+  if (!count) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: count is NULL", __func__);
+  if (!waits && capacity)
+    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: waits is NULL but capacity is %zu", __func__,
+                    capacity);
+  const sg__schedule *s = &plan->schedule;
+  uint32_t i;
+  st = sg__node_resolve(node, plan->graph_serial, s->node_count, __func__, "node", &i);
+  if (st) return st;
+  size_t n = s->wait_start[i + 1] - s->wait_start[i];
+  for (size_t k = 0; k < n && k < capacity; k++) {
+    uint32_t event = s->wait_event[s->wait_start[i] + k];
+    uint32_t after = s->event_node[event];
+    waits[k] = (sg_plan_wait){event, sg__node_make(plan->graph_serial, after), s->stream_of[after]};
+  }
+  *count = n;
+  return SG_OK;
+}
+
 sg_status sg_plan_get_stream(const sg_plan *plan, unsigned stream, sg_node *nodes,
                              size_t capacity, size_t *count) {
   sg_status st = sg__handle_check(plan, SG__HANDLE_PLAN, __func__, "plan");

@@ -2,8 +2,9 @@
  *
  * One cluster per stream, filled with that stream's colour; reduced edges
  * solid; the edges an event carries dashed and labelled "e<event>"; stream
- * order between consecutive nodes that no edge joins (only merged chains
- * have those) dotted grey, so the orderings merging added are visible. */
+ * order between consecutive nodes that no reduced edge joins dotted grey:
+ * implied by a longer path, or (only where chains were merged to fit the
+ * stream limit) added by the merging. */
 #include "core/error.h"
 #include "core/handles.h"
 #include "core/sys.h"
@@ -89,9 +90,15 @@ sg_status sg_plan_to_dot(const sg_plan *plan, char **dot) {
   const sg__schedule *s = &plan->schedule;
   sg__text t = {0};
   sg__text_printf(&t,
-                  "digraph plan {\n  /* %u nodes, %u streams, %u events, %zu waits; dashed: "
-                  "edges carried by an event; dotted: stream order merging added */\n",
-                  s->node_count, s->stream_count, s->event_count, s->wait_count);
+                  "digraph plan {\n  /* %u nodes, %u streams, %u events, %zu waits; solid: "
+                  "edges after transitive reduction; dashed: those carried by an event; "
+                  "dotted: stream order no reduced edge gives, %s */\n",
+                  s->node_count, s->stream_count, s->event_count, s->wait_count,
+                  s->chain_count > s->stream_count
+                      ? "implied by a longer path, or added where chains were merged to fit "
+                        "the stream limit"
+                      : "implied by a longer path (an edge transitive reduction removed, or a "
+                        "path through other streams)");
   sg__text_printf(&t, "  graph [fontname=\"Helvetica\"];\n  node [shape=box, "
                       "style=\"rounded,filled\", fontname=\"Helvetica\"];\n"
                       "  edge [fontname=\"Helvetica\"];\n");

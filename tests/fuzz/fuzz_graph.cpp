@@ -649,6 +649,38 @@ struct Fuzz {
         CHECK(info[e.first].position < info[e.second].position, "edge %u->%u against stream order",
               e.first, e.second);
     }
+    // Stream order and the waits must imply every edge (happens-before).
+    std::vector<uint32_t> by_order(n);
+    for (uint32_t v = 0; v < n; v++) by_order[info[v].order] = v;
+    const size_t words = (n + 63) / 64;
+    std::vector<uint64_t> before(n * words, 0);
+    std::vector<int64_t> last_on(s.stream_count, -1);
+    auto join = [&](uint32_t into, uint32_t from) {
+      for (size_t w = 0; w < words; w++) before[into * words + w] |= before[from * words + w];
+      before[into * words + from / 64] |= uint64_t{1} << (from % 64);
+    };
+    for (uint32_t v : by_order) {
+      if (last_on[info[v].stream] >= 0) join(v, static_cast<uint32_t>(last_on[info[v].stream]));
+      last_on[info[v].stream] = v;
+      size_t count = 0;
+      CHECK(sg_plan_get_waits(p, sh.handles[v], nullptr, 0, &count) == SG_OK &&
+                count == info[v].wait_count,
+            "node %u: %zu waits listed, wait_count %u", v, count, info[v].wait_count);
+      std::vector<sg_plan_wait> waits(count);
+      size_t again = 0;
+      CHECK(sg_plan_get_waits(p, sh.handles[v], waits.data(), count, &again) == SG_OK &&
+                again == count, "node %u waits", v);
+      for (const sg_plan_wait &w : waits) {
+        uint32_t a = sg_node_index(w.after);
+        CHECK(a < n && info[a].records_event && info[a].event == w.event &&
+                  info[a].stream == w.stream && info[a].order < info[v].order,
+              "node %u waits for event %u after node %u", v, w.event, a);
+        join(v, a);
+      }
+    }
+    for (auto &e : sh.edges)
+      CHECK(before[e.second * words + e.first / 64] >> (e.first % 64) & 1,
+            "edge %u->%u is implied by neither stream order nor a wait", e.first, e.second);
     char *dot = nullptr;
     CHECK(sg_plan_to_dot(p, &dot) == SG_OK && dot, "sg_plan_to_dot");
     std::string bad = sgfuzz::dot_check(dot, std::strlen(dot), SG_FUZZ_CHECK_UTF8);

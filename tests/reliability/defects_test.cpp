@@ -3,6 +3,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
+#include <random>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -395,6 +396,93 @@ TEST(Defect8, GraphEditedFromTwoThreadsStaysConsistent) {
   EXPECT_EQ(edge_count, static_cast<size_t>(edges.load()));
   std::printf("two threads: %d nodes added, %d calls answered SG_ERR_BUSY\n", added.load(),
               busy.load());
+}
+
+// ---- defect 9: the DOT legend, and a node's waits listed publicly -----
+
+// a -> b -> c and a -> c, and a separate chain x -> y: no stream limit binds.
+// a and c follow each other on one stream with no reduced edge between
+// them (reduction removed a -> c): dotted, and implied by a path.
+TEST(Defect9, PlanListsTheEventsANodeWaitsOn) {
+  sgtest::Graph g;
+  sg_node a{}, b{}, c{}, x{}, y{}, d{};
+  SG_ASSERT_OK(sg_graph_add_empty(g, "a", nullptr, 0, &a));
+  SG_ASSERT_OK(sg_graph_add_empty(g, "x", nullptr, 0, &x));
+  SG_ASSERT_OK(sg_graph_add_empty(g, "b", &a, 1, &b));
+  SG_ASSERT_OK(sg_graph_add_empty(g, "y", &x, 1, &y));
+  sg_node cd[] = {a, b};
+  SG_ASSERT_OK(sg_graph_add_empty(g, "c", cd, 2, &c));
+  sg_node dd[] = {c, y};
+  SG_ASSERT_OK(sg_graph_add_empty(g, "d", dd, 2, &d));
+  sg_plan *p = nullptr;
+  SG_ASSERT_OK(sg_plan_create(g, 0, &p));
+  sg_plan_node_info di, yi;
+  SG_ASSERT_OK(sg_plan_get_node(p, d, &di));
+  SG_ASSERT_OK(sg_plan_get_node(p, y, &yi));
+  ASSERT_NE(di.stream, yi.stream);  // d needs y's stream through an event
+  size_t count = 0;
+  SG_ASSERT_OK(sg_plan_get_waits(p, d, nullptr, 0, &count));
+  ASSERT_EQ(count, di.wait_count);
+  ASSERT_EQ(count, 1u);
+  sg_plan_wait w{};
+  SG_ASSERT_OK(sg_plan_get_waits(p, d, &w, 1, &count));
+  EXPECT_EQ(sg_node_index(w.after), sg_node_index(y));
+  EXPECT_EQ(w.stream, yi.stream);
+  EXPECT_TRUE(yi.records_event);
+  EXPECT_EQ(w.event, yi.event);
+  EXPECT_EQ(sg_plan_get_waits(p, d, nullptr, 1, &count), SG_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(sg_plan_get_waits(p, d, &w, 1, nullptr), SG_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(sg_plan_get_waits(p, sg_node{0}, &w, 1, &count), SG_ERR_INVALID_ARGUMENT);
+
+  SG_ASSERT_OK(sg_plan_destroy(p));
+}
+
+// Dotted stream order appears without any stream limit binding (two nodes
+// one after the other on a stream, ordered by a path rather than by a
+// reduced edge); the legend must not say it comes only from merging.
+TEST(Defect9, DotLegendSaysWhereDottedOrderComesFrom) {
+  std::mt19937 rng(17);
+  bool found = false;
+  for (int attempt = 0; attempt < 500 && !found; attempt++) {
+    sgtest::Graph g;
+    uint32_t n = 5 + rng() % 6;
+    std::vector<sg_node> v(n);
+    for (uint32_t i = 0; i < n; i++) {
+      std::vector<sg_node> deps;
+      for (uint32_t j = 0; j < i; j++)
+        if (rng() % 3 == 0) deps.push_back(v[j]);
+      SG_ASSERT_OK(sg_graph_add_empty(g, nullptr, deps.data(), deps.size(), &v[i]));
+    }
+    sg_plan *p = nullptr;
+    SG_ASSERT_OK(sg_plan_create(g, 0, &p));
+    sg_plan_summary s;
+    SG_ASSERT_OK(sg_plan_get_summary(p, &s));
+    char *dot = nullptr;
+    SG_ASSERT_OK(sg_plan_to_dot(p, &dot));
+    std::string text = dot;
+    sg_free(dot);
+    SG_ASSERT_OK(sg_plan_destroy(p));
+    if (s.chain_count != s.stream_count || text.find("style=dotted") == std::string::npos)
+      continue;
+    found = true;
+    EXPECT_EQ(text.find("only where chains were merged"), std::string::npos) << text;
+    EXPECT_NE(text.find("implied by a longer path"), std::string::npos) << text;
+    EXPECT_EQ(text.find("merged to fit"), std::string::npos) << "no limit binds:\n" << text;
+  }
+  ASSERT_TRUE(found) << "no plan with dotted order and no merging among the graphs tried";
+
+  // With one stream, chains are merged: the legend says so.
+  sgtest::Graph g;
+  SG_ASSERT_OK(sg_graph_add_empty(g, "a", nullptr, 0, nullptr));
+  SG_ASSERT_OK(sg_graph_add_empty(g, "b", nullptr, 0, nullptr));
+  sg_plan *p = nullptr;
+  SG_ASSERT_OK(sg_plan_create(g, 1, &p));
+  char *dot = nullptr;
+  SG_ASSERT_OK(sg_plan_to_dot(p, &dot));
+  std::string text = dot;
+  sg_free(dot);
+  EXPECT_NE(text.find("merged to fit the stream limit"), std::string::npos) << text;
+  SG_ASSERT_OK(sg_plan_destroy(p));
 }
 
 // ---- issue 12, item 4: a callback waiting on its own executable --------
