@@ -69,6 +69,8 @@ sg_status sg__cuda_pageable_copy_enqueue(sg__cuda_state *b, uint32_t index, cuda
   }
   const char *call = "";
   cudaError_t err = driver_enqueue(&b->exec->snap.nodes[index].u.copy, stream, &call);
+  /* staging: the driver has the pageable range; registrations may touch it again */
+  sg__staging_direct_end(b->staging, index);
   if (err == cudaSuccess) return SG_OK;
   char where[SG__LABEL_BYTES + 64];
   sg__cuda_format(msg, cap, err, call, sg__cuda_where(b, fn, index, where));

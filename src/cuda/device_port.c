@@ -6,6 +6,7 @@
 
 #include "core/device.h"
 #include "cuda/cuda_call.h"
+#include "staging/regcache.h"
 
 static pthread_once_t count_once = PTHREAD_ONCE_INIT;
 static int device_count;
@@ -35,7 +36,14 @@ sg_memory_kind sg__device_classify(const void *ptr) {
   switch (attr.type) {
     case cudaMemoryTypeDevice: return SG_MEMORY_DEVICE;
     case cudaMemoryTypeManaged: return SG_MEMORY_MANAGED;
-    case cudaMemoryTypeHost: return SG_MEMORY_HOST_PINNED;
+    case cudaMemoryTypeHost:
+      /* Pinned by the registration cache, not by the user: pageable to the
+       * user, and perhaps pinned only in part (a registration takes whole
+       * pages, the first or last of them shared with a neighbour). A node
+       * made now must not take it for pinned memory once the cache lets it
+       * go, nor hand the driver a range that is only partly registered
+       * (staging/regcache.h). */
+      return sg__reg_touches(1, ptr, 1) ? SG_MEMORY_HOST_PAGEABLE : SG_MEMORY_HOST_PINNED;
     default: return SG_MEMORY_HOST_PAGEABLE;
   }
 }

@@ -26,16 +26,17 @@ static int device_side(const sg__staging *st, sg_memory_kind kind) {
                      : kind == SG_MEMORY_HOST_DEVICE;
 }
 
-/* Pageable as classified, or pinned only because our cache pinned it (such
- * a copy must stay under the cache's in-flight rules). */
+/* Pageable as classified, or pinned (in whole or in part) only because our
+ * cache pinned it: such a copy must stay under the cache's in-flight rules,
+ * and the driver refuses a range that is only partly registered. */
 static int pageable_side(const sg__staging *st, sg_memory_kind kind, const void *p, size_t n) {
   if (kind == SG_MEMORY_HOST_PAGEABLE) return 1;
-  return kind == SG_MEMORY_HOST_PINNED && sg__reg_covers(st->on_cuda, p, n);
+  return kind == SG_MEMORY_HOST_PINNED && sg__reg_touches(st->on_cuda, p, n);
 }
 
 int sg__staging_cache_pinned(const sg__copy *c) {
-  return (c->src_memory == SG_MEMORY_HOST_PINNED && sg__reg_covers(1, c->src, c->bytes)) ||
-         (c->dst_memory == SG_MEMORY_HOST_PINNED && sg__reg_covers(1, c->dst, c->bytes));
+  return (c->src_memory == SG_MEMORY_HOST_PINNED && sg__reg_touches(1, c->src, c->bytes)) ||
+         (c->dst_memory == SG_MEMORY_HOST_PINNED && sg__reg_touches(1, c->dst, c->bytes));
 }
 
 /* By the memory on each side, not by the copy kind: a copy between pageable
@@ -359,9 +360,16 @@ sg_status sg__staging_update_node(sg__staging *st, uint32_t index, const sg__nod
       if (!s && stages_first(st, &fresh->u.copy)) s = check_ring(st, dir, &fresh->u.copy, where);
       if (s) return s;
     }
-    /* The route is chosen again from the next launch on. */
-    if (sn->reg) sg__reg_unbind(sn->reg);
-    sn->reg = NULL;
+    /* The route is chosen again from the next launch on. A registration
+     * that covers the new host range as well is kept (the same buffer
+     * again, or another part of it): letting it go would unpin the buffer
+     * only for the next launch to pin it again. */
+    void *host = NULL, *device;
+    if (dir) sg__staging_sides(&fresh->u.copy, dir, &host, &device);
+    if (sn->reg && !(dir && sg__reg_binding_covers(sn->reg, host, fresh->u.copy.bytes))) {
+      sg__reg_unbind(sn->reg);
+      sn->reg = NULL;
+    }
     sn->streak = 0;
     sn->no_register = 0;
   }
@@ -383,6 +391,34 @@ sg_status sg__staging_prepare_update(sg__staging *st, uint32_t index, const sg__
 
 /* ---- per-launch regime ------------------------------------------------ */
 
+/* A copy that would go to the driver as pageable memory, on CUDA: only when
+ * no registration touches its host range (the driver refuses a range that
+ * is partly registered), and guarded until sg__staging_direct_end so that
+ * none is made meanwhile. Otherwise it goes through a registration that
+ * covers it all (under the cache's in-flight rules), or is staged. */
+static sg_status direct_or_else(sg__staging *st, uint32_t index, void *host, const char *where,
+                                sg__copy_route *route) {
+  sg__staged_node *sn = &st->nodes[index];
+  const sg__copy *c = copy_of(st, index);
+  if (!st->on_cuda) return SG_OK;
+  if (sg__reg_direct_begin(1, host, c->bytes)) {
+    sn->direct = 1;
+    return SG_OK;
+  }
+  if (!sn->reg) {
+    sg__reg_binding *b = NULL;
+    sg_status s = sg__reg_bind(1, host, c->bytes, 0, where, &b);
+    if (s) return s;
+    sn->reg = b;
+  }
+  if (sn->reg && sg__reg_use_begin(sn->reg)) {
+    *route = SG__ROUTE_REGISTERED;
+    return SG_OK;
+  }
+  *route = SG__ROUTE_STAGE;
+  return attach_pool(st, where);
+}
+
 sg_status sg__staging_route(sg__staging *st, uint32_t index, const char *where,
                             sg__copy_route *route) {
   sg__staged_node *sn = &st->nodes[index];
@@ -399,7 +435,8 @@ sg_status sg__staging_route(sg__staging *st, uint32_t index, const char *where,
     sn->streak = 0;
   }
   *route = sg__staging_fallback(st->policy, st->on_cuda, 0, c->bytes, st->min_bytes);
-  if (st->policy == SG_STAGING_STAGE || st->policy == SG_STAGING_NONE) return SG_OK;
+  if (st->policy == SG_STAGING_STAGE) return SG_OK;
+  if (st->policy == SG_STAGING_NONE) return direct_or_else(st, index, host, where, route);
   if (c->bytes >= st->min_bytes && sn->streak < st->register_after) sn->streak++;
   int may = !sn->no_register && sg__staging_may_register(st->policy, c->bytes, st->min_bytes,
                                                          sn->streak, st->register_after);
@@ -416,7 +453,18 @@ sg_status sg__staging_route(sg__staging *st, uint32_t index, const char *where,
   } else if (may) {
     sn->no_register = 1; /* do not pay for a refused registration at every launch */
   }
+  if (*route == SG__ROUTE_DIRECT) return direct_or_else(st, index, host, where, route);
   return SG_OK;
+}
+
+void sg__staging_direct_end(sg__staging *st, uint32_t index) {
+  if (!st || index >= st->node_count || !st->nodes[index].direct) return;
+  sg__staged_node *sn = &st->nodes[index];
+  const sg__copy *c = copy_of(st, index);
+  void *host, *device;
+  sg__staging_sides(c, sn->dir, &host, &device);
+  sg__reg_direct_end(st->on_cuda, host, c->bytes);
+  sn->direct = 0;
 }
 
 /* ---- statistics ------------------------------------------------------- */

@@ -53,6 +53,7 @@ typedef struct sg__staged_node {
   sg__reg_binding *reg;        /* a binding to a registration, or NULL */
   unsigned streak;             /* AUTO: launches since the node was set */
   int no_register;             /* registration was refused; stage until the node changes */
+  int direct;                  /* a DIRECT copy is being handed to the driver (guarded) */
   const void *seen_src;        /* the parameters the above were made for */
   const void *seen_dst;
   size_t seen_bytes;
@@ -146,9 +147,14 @@ void sg__staging_count(sg__staging *st, sg__copy_route route);
 /* Per-launch regime: chooses the route of candidate `index` for this
  * launch, on the caller's thread. On SG__ROUTE_REGISTERED the use is begun
  * (end it with sg__reg_use_end on nodes[index].reg once enqueued). DIRECT
- * for NONE, and for AUTO below auto_min_bytes without a registration. */
+ * for NONE, and for AUTO below auto_min_bytes without a registration; on
+ * CUDA only when no registration touches the host range (else REGISTERED
+ * through one that covers it, or STAGE), and then guarded: call
+ * sg__staging_direct_end once the driver has the copy. */
 sg_status sg__staging_route(sg__staging *st, uint32_t index, const char *where,
                             sg__copy_route *route);
+/* Ends the guard of a DIRECT route of node `index` (nothing if none). */
+void sg__staging_direct_end(sg__staging *st, uint32_t index);
 /* "copy node 'name' (#3)". */
 const char *sg__staging_label(const sg__staging *st, uint32_t index,
                               char buf[SG__LABEL_BYTES + 16]);

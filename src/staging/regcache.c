@@ -44,20 +44,50 @@ struct sg__reg_binding {
   sg__reg_binding *next;
 };
 
+/* Copies handed to the driver as pageable memory right now (sg__reg_direct_*):
+ * a registration overlapping one waits until it is done. A few at a time
+ * (one per launching thread): a fixed table, so that a launch allocates
+ * nothing. */
+#define MAX_DIRECT 64
+
+typedef struct direct_range {
+  uintptr_t lo, hi;
+} direct_range;
+
 struct cache {
   pthread_mutex_t lock;
+  pthread_cond_t direct_done; /* a direct copy ended */
   int on_cuda;
   entry **entries;
   size_t count, cap;
   size_t registered_bytes, pending_bytes;
   uint64_t tick;
   sg_registration_stats stats;
+  direct_range direct[MAX_DIRECT];
+  unsigned direct_count;
 };
 
 static cache caches[2] = {
-    {PTHREAD_MUTEX_INITIALIZER, 0, NULL, 0, 0, 0, 0, 0, {0}},
-    {PTHREAD_MUTEX_INITIALIZER, 1, NULL, 0, 0, 0, 0, 0, {0}},
+    {.lock = PTHREAD_MUTEX_INITIALIZER, .direct_done = PTHREAD_COND_INITIALIZER, .on_cuda = 0},
+    {.lock = PTHREAD_MUTEX_INITIALIZER, .direct_done = PTHREAD_COND_INITIALIZER, .on_cuda = 1},
 };
+
+/* 1 if [lo, hi) shares a byte with an entry that is or may become
+ * registered: anything but EVICTED (lock held). */
+static int touches_entry(const cache *c, uintptr_t lo, uintptr_t hi) {
+  for (size_t i = 0; i < c->count; i++) {
+    const entry *e = c->entries[i];
+    if (e->state != EVICTED && e->base < hi && lo < e->base + e->len) return 1;
+  }
+  return 0;
+}
+
+/* 1 if [lo, hi) overlaps a direct copy in progress (lock held). */
+static int touches_direct(const cache *c, uintptr_t lo, uintptr_t hi) {
+  for (unsigned i = 0; i < c->direct_count; i++)
+    if (c->direct[i].lo < hi && lo < c->direct[i].hi) return 1;
+  return 0;
+}
 static pthread_mutex_t limit_lock = PTHREAD_MUTEX_INITIALIZER;
 static size_t limit_bytes = DEFAULT_LIMIT;
 
@@ -183,6 +213,13 @@ sg_status sg__reg_bind(int on_cuda, const void *ptr, size_t bytes, int may_regis
       c->stats.refusals += may_register != 0;
       goto refused;
     }
+    /* The driver refuses a copy over a range that is partly registered:
+     * let copies handed to it as pageable memory finish first (they are
+     * short; none of them waits for this thread). Then look again. */
+    if (touches_direct(c, lo, hi)) {
+      sg__cond_wait(&c->direct_done, &c->lock);
+      continue;
+    }
     if (c->registered_bytes + c->pending_bytes + len <= current_limit()) break;
     entry *victim = eviction_victim(c);
     if (!victim) {
@@ -297,6 +334,52 @@ int sg__reg_covers(int on_cuda, const void *ptr, size_t bytes) {
   uintptr_t end;
   if (sg__range_end(ptr, bytes, &end)) return 0;
   return covers_locked(&caches[on_cuda ? 1 : 0], (uintptr_t)ptr, end);
+}
+
+int sg__reg_touches(int on_cuda, const void *ptr, size_t bytes) {
+  cache *c = &caches[on_cuda ? 1 : 0];
+  uintptr_t end;
+  if (sg__range_end(ptr, bytes, &end)) end = UINTPTR_MAX;
+  sg__mutex_lock(&c->lock);
+  int found = touches_entry(c, (uintptr_t)ptr, end);
+  sg__mutex_unlock(&c->lock);
+  return found;
+}
+
+int sg__reg_direct_begin(int on_cuda, const void *ptr, size_t bytes) {
+  cache *c = &caches[on_cuda ? 1 : 0];
+  uintptr_t end;
+  if (sg__range_end(ptr, bytes, &end)) return 0;
+  sg__mutex_lock(&c->lock);
+  int ok = c->direct_count < MAX_DIRECT && !touches_entry(c, (uintptr_t)ptr, end);
+  if (ok) c->direct[c->direct_count++] = (direct_range){(uintptr_t)ptr, end};
+  sg__mutex_unlock(&c->lock);
+  return ok;
+}
+
+void sg__reg_direct_end(int on_cuda, const void *ptr, size_t bytes) {
+  cache *c = &caches[on_cuda ? 1 : 0];
+  uintptr_t lo = (uintptr_t)ptr, end;
+  if (sg__range_end(ptr, bytes, &end)) return;
+  sg__mutex_lock(&c->lock);
+  for (unsigned i = 0; i < c->direct_count; i++) {
+    if (c->direct[i].lo != lo || c->direct[i].hi != end) continue;
+    c->direct[i] = c->direct[--c->direct_count];
+    break;
+  }
+  sg__cond_broadcast(&c->direct_done);
+  sg__mutex_unlock(&c->lock);
+}
+
+int sg__reg_binding_covers(const sg__reg_binding *b, const void *ptr, size_t bytes) {
+  uintptr_t end;
+  if (!b || sg__range_end(ptr, bytes, &end)) return 0;
+  cache *c = b->e->owner;
+  sg__mutex_lock(&c->lock);
+  const entry *e = b->e;
+  int ok = e->state == REGISTERED && e->base <= (uintptr_t)ptr && end <= e->base + e->len;
+  sg__mutex_unlock(&c->lock);
+  return ok;
 }
 
 /* ---- public API -------------------------------------------------------- */

@@ -54,4 +54,24 @@ sg_status sg__reg_use_end(sg__reg_binding *binding, void *fence_stream, const ch
 /* 1 if [ptr, ptr + bytes) lies in a registered entry of the cache. */
 int sg__reg_covers(int on_cuda, const void *ptr, size_t bytes);
 
+/* 1 if [ptr, ptr + bytes) shares a byte with an entry of the cache that is
+ * registered, being registered or being unregistered. A registration pins
+ * whole pages, so it may pin the first or last bytes of a neighbouring
+ * buffer: such a buffer is pinned only in part, and the driver refuses a
+ * copy over a range that is partly registered (cudaErrorInvalidValue). A
+ * buffer the cache touches is pageable memory to the user: it takes a
+ * route the cache controls (registered, when an entry covers it all;
+ * staged otherwise), never the driver's path as it is. */
+int sg__reg_touches(int on_cuda, const void *ptr, size_t bytes);
+
+/* Before handing [ptr, ptr + bytes) to the driver as pageable memory: 1 if
+ * no entry touches it, and then until sg__reg_direct_end no registration
+ * overlapping it is made (one waits); 0 otherwise (the caller registers or
+ * stages instead). Not in a callback. */
+int sg__reg_direct_begin(int on_cuda, const void *ptr, size_t bytes);
+void sg__reg_direct_end(int on_cuda, const void *ptr, size_t bytes);
+
+/* 1 if `b`'s entry is registered and covers [ptr, ptr + bytes). */
+int sg__reg_binding_covers(const sg__reg_binding *b, const void *ptr, size_t bytes);
+
 #endif

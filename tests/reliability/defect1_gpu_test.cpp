@@ -137,7 +137,7 @@ class Defect1 : public ::testing::TestWithParam<Way> {
 // down: dev -> B, B's first bytes in A's last page. Then B again (the same
 // pointer), a detour to C and back to B, and sg_exec_update with a graph
 // whose new node also downloads into B.
-TEST_P(Defect1, DISABLED_RepointedCopiesIntoPagesARegistrationPins) {
+TEST_P(Defect1, RepointedCopiesIntoPagesARegistrationPins) {
   Pool pool;
   sgtest::Graph g;
   sg_node up{}, down{};
@@ -179,7 +179,7 @@ TEST_P(Defect1, DISABLED_RepointedCopiesIntoPagesARegistrationPins) {
 // AUTO with one stream: the upload from A registers after one launch; a
 // small download into `tail`, which starts in A's last page and ends in the
 // next one, takes the driver's path for small copies.
-TEST_P(Defect1, DISABLED_SmallCopyAcrossARegisteredPageBoundary) {
+TEST_P(Defect1, SmallCopyAcrossARegisteredPageBoundary) {
   Pool pool;
   sgtest::Graph g;
   sg_node up{}, small{};
