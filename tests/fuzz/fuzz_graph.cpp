@@ -65,7 +65,18 @@ Memory *memory() {
 
 enum Expect { MUST_SUCCEED, MUST_FAIL, MAY_FAIL };
 
+// Calls judged, and of them those the shadow said must fail (bad input):
+// printed when the fuzzer exits, for the record of what was tried.
+unsigned long long calls_judged, bad_inputs;
+
+void print_counts() {
+  std::fprintf(stderr, "fuzz_graph: %llu calls judged by the shadow model, %llu of them bad input\n",
+               calls_judged, bad_inputs);
+}
+
 void expect(Expect e, sg_status st, const char *fn, const char *what, bool names_fn = true) {
+  calls_judged++;
+  bad_inputs += e == MUST_FAIL;
   if (e == MUST_SUCCEED) CHECK(st == SG_OK, "%s: %s must succeed, got %s", fn, what, sg_status_name(st));
   if (e == MUST_FAIL) CHECK(st != SG_OK, "%s: %s must fail", fn, what);
   if (st != SG_OK) {
@@ -795,8 +806,10 @@ long baseline = -1;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   Memory *m = memory();
-  (void)m;
-  if (baseline < 0) baseline = sgfuzz::warm_baseline(m->pool);
+  if (baseline < 0) {
+    baseline = sgfuzz::warm_baseline(m->pool);
+    std::atexit(print_counts);
+  }
   releases = release_owed = 0;
   {
     Fuzz f(data, size);
