@@ -49,11 +49,12 @@ std::string take_text(sgeq::BytesChooser &in, size_t most) {
 
 // The limit a strict reading of the variable gives: digits only, 1..UINT_MAX.
 unsigned strict_limit(const std::string &text) {
-  if (text.empty() || text.size() > 10) return 8;
+  if (text.empty()) return 8;
   unsigned long long v = 0;
   for (char c : text) {
     if (c < '0' || c > '9') return 8;
     v = v * 10 + static_cast<unsigned>(c - '0');
+    if (v > UINT_MAX) return 8;  // leading zeros are fine; a value past UINT_MAX is not
   }
   return v >= 1 && v <= UINT_MAX ? static_cast<unsigned>(v) : 8;
 }
