@@ -74,8 +74,18 @@ SG_API sg_status sg_exec_destroy(sg_exec *exec);
 /* Launches once, asynchronously. `cuda_stream` (a cudaStream_t, or NULL, or
  * SG_STREAM_LEGACY) orders the launch after the work already in that stream,
  * and the stream's later work after the launch, as cudaGraphLaunch does.
- * NULL orders it only after this executable's earlier launches. The host
- * backend accepts only NULL. */
+ * NULL orders it only after this executable's earlier launches.
+ *
+ * The host backend takes a stream too where CUDA is present (a build with
+ * CUDA and a device), so that SG_BACKEND=host and the fallback of
+ * SG_BACKEND_AUTO work in real applications: a host function on the stream
+ * starts the launch once the stream's earlier work is done, and the stream
+ * then waits, on the GPU, for the launch's end (cuStreamWaitValue32; no
+ * thread is blocked). The stream must belong to the current device and not
+ * be capturing (SG_ERR_UNSUPPORTED). If the stream's work fails before the
+ * launch could start (a kernel fault breaks the CUDA context), sg_exec_wait
+ * returns that error and the executable is failed. Without CUDA a non-NULL
+ * stream is SG_ERR_INVALID_ARGUMENT. */
 SG_API sg_status sg_exec_launch(sg_exec *exec, void *cuda_stream);
 
 /* Blocks until every launch so far has finished; returns SG_OK or the error

@@ -34,8 +34,14 @@ typedef enum sg_memory_kind {
 } sg_memory_kind;
 
 /* The backend SG_BACKEND_AUTO resolves to in this process: SG_BACKEND_CUDA
- * when the CUDA backend is built and at least one device is present. The
- * environment variable SG_BACKEND=host forces the host backend. */
+ * when the CUDA backend is built and at least one device is present, else
+ * SG_BACKEND_HOST. The environment variable SG_BACKEND overrides it: "host"
+ * forces the host backend, "cuda" requires the CUDA backend, "auto" (or
+ * unset, or empty) is the default. Any other value is refused, with a
+ * message, by every call that resolves SG_BACKEND_AUTO and returns a status
+ * (sg_exec_create, sg_mem_alloc, sg_pinned_pool_create...), as is "cuda"
+ * where no device is usable; this call, which has no status, then answers
+ * as if SG_BACKEND were unset. */
 SG_API sg_backend sg_backend_resolve(sg_backend requested);
 
 /* Number of CUDA devices (0 when CUDA is not built in or no device works). */

@@ -25,4 +25,36 @@ sg_status sg__device_free(sg_memory_kind kind, void *ptr);
 /* Synchronous copy between any memory the runtime can address. */
 sg_status sg__device_copy(void *dst, const void *src, size_t bytes);
 
+/* ---- a caller's stream, for the host backend ----------------------------
+ * The host backend orders a launch after the work in a caller's CUDA stream,
+ * and the stream's later work after the launch, as a CUDA backend would. A
+ * link does it without blocking any thread the driver owns: on the stream,
+ * a host function opens the launch's gate (it only marks the launch
+ * runnable), then the stream waits, on the GPU, for a flag in mapped pinned
+ * memory that the host raises when the launch is over (cuStreamWaitValue32,
+ * a cyclic 32-bit "greater or equal"). An event recorded after the host
+ * function tells a waiter when the stream failed before reaching it. */
+typedef struct sg__device_link sg__device_link;
+
+/* A link with its own flag (starting at the value it holds) and event. */
+sg_status sg__device_link_new(const char *fn, sg__device_link **out);
+/* Called once no launch can use the link any more. */
+void sg__device_link_free(sg__device_link *link);
+/* The flag's value now. */
+uint32_t sg__device_link_value(const sg__device_link *link);
+/* Raises the flag to `value`: stream work waiting for it may run. Any
+ * thread, no CUDA call. */
+void sg__device_link_raise(sg__device_link *link, uint32_t value);
+/* On `stream` (a cudaStream_t, or SG_STREAM_LEGACY): open(arg) once the
+ * stream's earlier work is done (on a driver thread: `open` may not call
+ * CUDA), then a wait for the flag to reach `value`. *gate_queued says
+ * whether `open` was queued (then it will run, even when this call fails
+ * afterwards). A stream being captured is refused (SG_ERR_UNSUPPORTED). */
+sg_status sg__device_link_enqueue(sg__device_link *link, void *stream, void (*open)(void *),
+                                  void *arg, uint32_t value, const char *fn, int *gate_queued);
+/* SG_OK while the stream's work up to the last enqueue is pending or done;
+ * SG_ERR_CUDA (message prefixed by `fn`) when it failed, so that the gate
+ * will never open. Does not block. */
+sg_status sg__device_link_check(sg__device_link *link, const char *fn);
+
 #endif

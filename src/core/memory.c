@@ -152,11 +152,45 @@ const char *sg__memory_kind_text(sg_memory_kind kind) {
   return "unknown memory";
 }
 
+/* What SG_BACKEND asks for: SG_BACKEND_AUTO when unset, empty or "auto";
+ * -1 for a value that names no backend. */
+static int backend_from_environment(const char **text) {
+  const char *v = getenv("SG_BACKEND");
+  *text = v;
+  if (!v || !*v || !strcmp(v, "auto")) return SG_BACKEND_AUTO;
+  if (!strcmp(v, "host")) return SG_BACKEND_HOST;
+  if (!strcmp(v, "cuda")) return SG_BACKEND_CUDA;
+  return -1;
+}
+
 sg_backend sg_backend_resolve(sg_backend requested) {
   if (requested != SG_BACKEND_AUTO) return requested;
-  const char *forced = getenv("SG_BACKEND");
-  if (forced && !strcmp(forced, "host")) return SG_BACKEND_HOST;
+  const char *text;
+  if (backend_from_environment(&text) == SG_BACKEND_HOST) return SG_BACKEND_HOST;
+  /* "cuda" and values naming no backend resolve as if unset here; the
+   * calls that return a status refuse them (sg__backend_resolve). */
   return sg__device_count() > 0 ? SG_BACKEND_CUDA : SG_BACKEND_HOST;
+}
+
+sg_status sg__backend_resolve(sg_backend requested, const char *fn, sg_backend *out) {
+  *out = requested;
+  if (requested != SG_BACKEND_AUTO) return SG_OK;
+  const char *text;
+  int forced = backend_from_environment(&text);
+  if (forced < 0)
+    return sg__fail(SG_ERR_INVALID_ARGUMENT,
+                    "%s: the environment variable SG_BACKEND is \"%.40s\", which names no "
+                    "backend; set it to \"host\", \"cuda\" or \"auto\", or unset it",
+                    fn, text);
+  int devices = sg__device_count();
+  if (forced == SG_BACKEND_CUDA && devices == 0)
+    return sg__fail(SG_ERR_BACKEND_UNAVAILABLE,
+                    "%s: SG_BACKEND=cuda asks for the CUDA backend, but no CUDA device is "
+                    "usable here (none present, or a build without CUDA); unset it to fall "
+                    "back to the host backend", fn);
+  if (forced == SG_BACKEND_HOST) *out = SG_BACKEND_HOST;
+  else *out = devices > 0 ? SG_BACKEND_CUDA : SG_BACKEND_HOST;
+  return SG_OK;
 }
 
 int sg_cuda_device_count(void) { return sg__device_count(); }
@@ -172,7 +206,8 @@ sg_status sg_mem_alloc(sg_backend backend, sg_memory_kind kind, int device, size
   if ((unsigned)backend > SG_BACKEND_HOST)
     return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: backend %d is not an sg_backend", __func__,
                     (int)backend);
-  backend = sg_backend_resolve(backend);
+  sg_status resolved = sg__backend_resolve(backend, __func__, &backend);
+  if (resolved) return resolved;
   allocation a = {0, bytes, kind, backend == SG_BACKEND_CUDA, 0, 0};
   void *p = NULL;
   if (a.on_cuda) {

@@ -39,6 +39,12 @@ sg_memory_kind sg__memory_find(const void *ptr, sg__block *block);
 int sg__memory_hold(const void *ptr, size_t bytes, sg__block *block);
 void sg__memory_release(const void *ptr);
 
+/* sg_backend_resolve for calls that return a status: SG_BACKEND_AUTO as
+ * the environment variable SG_BACKEND asks ("host", "cuda", "auto" or
+ * unset); a value naming no backend is SG_ERR_INVALID_ARGUMENT, "cuda"
+ * without a device SG_ERR_BACKEND_UNAVAILABLE (messages prefixed by `fn`). */
+sg_status sg__backend_resolve(sg_backend requested, const char *fn, sg_backend *out);
+
 /* "device memory", "pinned host memory"...: how messages name a kind. */
 const char *sg__memory_kind_text(sg_memory_kind kind);
 

@@ -89,6 +89,7 @@ void sg__cond_signal(pthread_cond_t *cond) { pthread_cond_signal(cond); }
 void sg__cond_broadcast(pthread_cond_t *cond) { pthread_cond_broadcast(cond); }
 void sg__cond_destroy(pthread_cond_t *cond) { pthread_cond_destroy(cond); }
 void sg__thread_join(pthread_t thread) { pthread_join(thread, NULL); }
+void sg__thread_detach(pthread_t thread) { pthread_detach(thread); }
 
 int sg__cond_timedwait_ns(pthread_cond_t *cond, pthread_mutex_t *mutex, uint64_t timeout_ns) {
   struct timespec ts;

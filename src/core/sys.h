@@ -41,6 +41,8 @@ void sg__cond_signal(pthread_cond_t *cond);
 void sg__cond_broadcast(pthread_cond_t *cond);
 void sg__cond_destroy(pthread_cond_t *cond);
 void sg__thread_join(pthread_t thread);
+/* For threads that live as long as the process (never joined). */
+void sg__thread_detach(pthread_t thread);
 
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t sg__now_ns(void);

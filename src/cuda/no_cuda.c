@@ -33,6 +33,20 @@ sg_status sg__device_copy(void *dst, const void *src, size_t bytes) {
   return sg__fail(SG_ERR_BACKEND_UNAVAILABLE, "this build of streamgraph has no CUDA backend");
 }
 
+sg_status sg__device_link_new(const char *fn, sg__device_link **out) {
+  *out = NULL;
+  return no_cuda(fn);
+}
+void sg__device_link_free(sg__device_link *link) {}
+uint32_t sg__device_link_value(const sg__device_link *link) { return 0; }
+void sg__device_link_raise(sg__device_link *link, uint32_t value) {}
+sg_status sg__device_link_enqueue(sg__device_link *link, void *stream, void (*open)(void *),
+                                  void *arg, uint32_t value, const char *fn, int *gate_queued) {
+  *gate_queued = 0;
+  return no_cuda(fn);
+}
+sg_status sg__device_link_check(sg__device_link *link, const char *fn) { return no_cuda(fn); }
+
 /* ---- exec/backend.h ----------------------------------------------------- */
 
 const sg__backend_ops *sg__cuda_backend(void) { return 0; }

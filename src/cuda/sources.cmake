@@ -2,6 +2,7 @@
 list(APPEND SG_CUDA_C_SOURCES
   cuda/cuda_call.c
   cuda/device_port.c
+  cuda/stream_link.c
   cuda/cuda_exec.c
   cuda/cuda_device.c
   cuda/cuda_streams.c

@@ -7,6 +7,7 @@
 #include "core/device.h"
 #include "core/graph_internal.h"
 #include "core/handles.h"
+#include "core/memory_table.h"
 #include "core/node_memory.h"
 #include "core/sys.h"
 #include "exec/backend.h"
@@ -42,7 +43,8 @@ static sg_status check_options(const sg_exec_options *o, const char *fn) {
 
 /* The backend that will run the executable, or why none can. */
 static sg_status pick_backend(sg_exec_options *o, const char *fn) {
-  o->backend = sg_backend_resolve(o->backend);
+  sg_status st = sg__backend_resolve(o->backend, fn, &o->backend);
+  if (st) return st;
   if (o->backend == SG_BACKEND_HOST) return SG_OK;
   if (!sg__cuda_backend())
     return sg__fail(SG_ERR_BACKEND_UNAVAILABLE,
@@ -222,10 +224,11 @@ static sg_status launch(sg_exec *exec, void *cuda_stream, const char *fn) {
     sg__mutex_unlock(&exec->lock);
     return st;
   }
-  if (cuda_stream && exec->options.backend == SG_BACKEND_HOST)
+  if (cuda_stream && exec->options.backend == SG_BACKEND_HOST && sg__device_count() == 0)
     return sg__fail(SG_ERR_INVALID_ARGUMENT,
-                    "%s: the host backend cannot order a launch after a CUDA stream; pass NULL",
-                    fn);
+                    "%s: the host backend orders a launch after a CUDA stream only where CUDA "
+                    "is present, and %s; pass NULL",
+                    fn, sg__cuda_backend() ? "no CUDA device was found" : "this build has no CUDA");
   st = exec->ops->launch(exec, cuda_stream);
   if (st) return st;
   sg__mutex_lock(&exec->lock);

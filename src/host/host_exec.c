@@ -1,44 +1,77 @@
-/* The host backend: one worker thread per planned stream emulates that
- * stream (FIFO), and emulated events tie the streams together exactly as
- * CUDA events would. A launch starts only when the previous launch of the
- * executable has fully finished, as on the GPU.
+/* The host backend: each planned stream of a launch runs, in order, on a
+ * thread of the process-wide pool (host_pool.h, which also proves that the
+ * pool cannot starve), and emulated events tie the streams together
+ * exactly as CUDA events would. A launch starts only when the previous
+ * launch of the executable has fully finished, as on the GPU, and, when it
+ * was given a caller's CUDA stream, when that stream's earlier work is done
+ * (a gate opened from the stream: core/device.h); the stream then waits for
+ * the launch's end.
  *
- * All shared state is guarded by one mutex and one condition variable:
+ * An executable's state is guarded by one mutex and one condition variable:
  * launches are coarse (a node is a memcpy or a host twin), and a single
- * lock keeps the emulation easy to reason about. */
+ * lock keeps the emulation easy to reason about. Lock order: the gate table
+ * (gates_lock), then an executable's lock, then the pool's. */
+#include <errno.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "core/device.h"
 #include "core/sys.h"
 #include "exec/backend.h"
 #include "host/host_nodes.h"
+#include "host/host_pool.h"
 #include "host/host_staging.h"
 #include "plan/schedule.h"
 
 typedef struct host_backend host_backend;
 
-typedef struct worker {
+/* One planned stream of the running launch, as a pool task. */
+typedef struct stream_task {
+  sg__host_task task; /* first: the pool hands this pointer back */
   host_backend *owner;
   uint32_t stream;
-  pthread_t thread;
-} worker;
+  uint64_t launch;
+} stream_task;
+
+/* A launch ordered after a caller's stream: it may start once the host
+ * function on the stream has opened its gate. Gates waiting to open are
+ * also in a process-wide table, looked up by id, so that a host function
+ * that fires late (after its gate was forced open, say) finds nothing
+ * rather than freed memory. */
+typedef struct gate {
+  uint64_t id;
+  host_backend *owner;
+  uint64_t launch;
+  int open;
+  struct gate *next;          /* the executable's gates, in launch order */
+  struct gate *next_pending;  /* the table of gates not yet open */
+} gate;
+
+static pthread_mutex_t gates_lock = PTHREAD_MUTEX_INITIALIZER;
+static gate *pending_gates;
+static uint64_t last_gate_id;
 
 struct host_backend {
   sg_exec *exec;
   const sg__schedule *schedule;
-  worker *workers;
-  uint32_t started;        /* workers running */
+  stream_task *tasks;         /* one per stream */
+  sg__host_task **task_list;  /* the same, as the pool takes them */
+  atomic_uint tasks_out;      /* tasks whose thread may still touch this state */
   pthread_mutex_t lock;
   pthread_cond_t changed;
   uint64_t launched;       /* launches enqueued */
   uint64_t completed;      /* launches every stream has finished */
-  uint32_t streams_busy;   /* streams still running launch completed+1 */
-  uint64_t *stream_done;   /* per stream: the last launch it finished */
+  uint64_t running;        /* the launch whose streams run now; 0: none */
+  uint32_t streams_busy;   /* streams still running it */
   uint64_t *event_launch;  /* per event: the launch that last recorded it */
   uint64_t *start_ns;      /* per node, when tracing: the last launch's times */
   uint64_t *end_ns;
   uint64_t launch_start_ns;
-  int stopping;
+  gate *gates, *gates_tail;   /* launches after a caller's stream, not started yet */
+  sg__device_link *link;      /* made on the first launch with a stream */
+  uint32_t link_offset;       /* the flag says "launch c is over" as link_offset + c */
   struct sg__staging *staging; /* staging (src/staging): NULL unless the policy stages */
 };
 
@@ -79,47 +112,95 @@ static void run_stream(host_backend *b, uint32_t stream, uint64_t launch) {
   }
 }
 
-static void *worker_main(void *arg) {
-  worker *w = arg;
-  host_backend *b = w->owner;
-  sg__mutex_lock(&b->lock);
-  for (;;) {
-    /* The next launch for this stream may start once the one before it has
-     * completed on every stream. */
-    uint64_t next = b->stream_done[w->stream] + 1;
-    while (!b->stopping && !(next <= b->launched && b->completed == next - 1))
-      sg__cond_wait(&b->changed, &b->lock);
-    if (b->stopping) break;
-    if (b->streams_busy == 0) { /* first stream to pick this launch up */
-      b->streams_busy = b->schedule->stream_count;
-      b->launch_start_ns = sg__now_ns();
-    }
-    sg__mutex_unlock(&b->lock);
-    run_stream(b, w->stream, next);
-    sg__mutex_lock(&b->lock);
-    b->stream_done[w->stream] = next;
-    if (--b->streams_busy == 0) {
-      b->completed = next;
-      sg__cond_broadcast(&b->changed);
-    }
-  }
-  sg__mutex_unlock(&b->lock);
-  return NULL;
+static void run_task(sg__host_task *task);
+
+/* Launch `completed` is over: tell the caller's stream, and waiters. */
+static void note_completed(host_backend *b) {
+  if (b->link) sg__device_link_raise(b->link, b->link_offset + (uint32_t)b->completed);
+  sg__cond_broadcast(&b->changed);
 }
 
-static void stop_workers(host_backend *b) {
+/* Starts the next launch if it may start (lock held). */
+static void start_next(host_backend *b) {
+  const uint32_t streams = b->schedule->stream_count;
+  while (!b->running && b->completed < b->launched) {
+    uint64_t next = b->completed + 1;
+    gate *g = b->gates;
+    if (g && g->launch == next) {
+      if (!g->open) return; /* the caller's stream has not reached it yet */
+      b->gates = g->next;
+      if (!b->gates) b->gates_tail = NULL;
+      sg__free(g); /* out of the table since it opened */
+    }
+    if (streams == 0) { /* an empty graph: done at once */
+      b->completed = next;
+      note_completed(b);
+      continue;
+    }
+    b->running = next;
+    b->streams_busy = streams;
+    b->launch_start_ns = sg__now_ns();
+    for (uint32_t i = 0; i < streams; i++) b->tasks[i].launch = next;
+    atomic_fetch_add(&b->tasks_out, streams);
+    sg__host_pool_submit(b->task_list, streams);
+  }
+}
+
+static void run_task(sg__host_task *task) {
+  stream_task *t = (stream_task *)task;
+  host_backend *b = t->owner;
+  run_stream(b, t->stream, t->launch);
   sg__mutex_lock(&b->lock);
-  b->stopping = 1;
-  sg__cond_broadcast(&b->changed);
+  if (--b->streams_busy == 0) {
+    b->completed = b->running;
+    b->running = 0;
+    note_completed(b);
+    start_next(b);
+  }
   sg__mutex_unlock(&b->lock);
-  for (uint32_t i = 0; i < b->started; i++) sg__thread_join(b->workers[i].thread);
-  b->started = 0;
+  /* The last touch: host_destroy waits for this before freeing `b`. */
+  atomic_fetch_sub_explicit(&b->tasks_out, 1, memory_order_release);
+}
+
+/* The host function on a caller's stream: its earlier work is done. Runs
+ * on a driver thread; makes no CUDA call. */
+static void open_gate(void *arg) {
+  uint64_t id = (uint64_t)(uintptr_t)arg;
+  sg__mutex_lock(&gates_lock);
+  for (gate **at = &pending_gates; *at; at = &(*at)->next_pending) {
+    gate *g = *at;
+    if (g->id != id) continue;
+    *at = g->next_pending;
+    host_backend *b = g->owner;
+    sg__mutex_lock(&b->lock);
+    g->open = 1;
+    start_next(b);
+    sg__mutex_unlock(&b->lock);
+    break;
+  }
+  sg__mutex_unlock(&gates_lock);
+}
+
+/* Opens every gate of `b` without waiting for the streams: for a failed
+ * executable, whose launches run no node any more, so that every waiter
+ * returns even when a stream never reaches its gate. */
+static void force_gates_open(host_backend *b) {
+  sg__mutex_lock(&gates_lock);
+  for (gate **at = &pending_gates; *at;) {
+    if ((*at)->owner == b) *at = (*at)->next_pending; else at = &(*at)->next_pending;
+  }
+  sg__mutex_lock(&b->lock);
+  for (gate *g = b->gates; g; g = g->next) g->open = 1;
+  start_next(b);
+  sg__mutex_unlock(&b->lock);
+  sg__mutex_unlock(&gates_lock);
 }
 
 static void free_backend(host_backend *b) {
-  sg__staging_destroy(b->staging); /* staging: workers are stopped, nothing in flight */
-  sg__free(b->workers);
-  sg__free(b->stream_done);
+  sg__staging_destroy(b->staging); /* staging: nothing in flight */
+  sg__device_link_free(b->link);
+  sg__free(b->tasks);
+  sg__free(b->task_list);
   sg__free(b->event_launch);
   sg__free(b->start_ns);
   sg__free(b->end_ns);
@@ -129,7 +210,13 @@ static void free_backend(host_backend *b) {
 static void host_destroy(sg_exec *exec) {
   host_backend *b = exec->backend;
   if (!b) return;
-  stop_workers(b);
+  /* Called idle (every launch completed, so every gate opened). The last
+   * task may still be leaving the lock: wait until it has let go. */
+  while (atomic_load_explicit(&b->tasks_out, memory_order_acquire)) sched_yield();
+  /* A host function that opened the last gate may still be leaving the
+   * executable's lock; it holds gates_lock until it has. */
+  sg__mutex_lock(&gates_lock);
+  sg__mutex_unlock(&gates_lock);
   sg__cond_destroy(&b->changed);
   sg__mutex_destroy(&b->lock);
   free_backend(b);
@@ -143,14 +230,17 @@ static sg_status host_create(sg_exec *exec, const char *fn) {
   }
   const sg__schedule *s = sg__exec_schedule(exec);
   uint32_t streams = s->stream_count ? s->stream_count : 1;
+  sg_status st = sg__host_pool_reserve(s->stream_count, fn);
+  if (st) return st;
   host_backend *b = sg__calloc(1, sizeof *b);
   if (!b) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
   b->exec = exec;
   b->schedule = s;
-  b->workers = sg__calloc(streams, sizeof *b->workers);
-  b->stream_done = sg__calloc(streams, sizeof *b->stream_done);
+  atomic_init(&b->tasks_out, 0);
+  b->tasks = sg__calloc(streams, sizeof *b->tasks);
+  b->task_list = sg__calloc(streams, sizeof *b->task_list);
   b->event_launch = sg__calloc(s->event_count ? s->event_count : 1, sizeof *b->event_launch);
-  int oom = !b->workers || !b->stream_done || !b->event_launch;
+  int oom = !b->tasks || !b->task_list || !b->event_launch;
   if (!oom && exec->options.trace) {
     b->start_ns = sg__calloc(s->node_count ? s->node_count : 1, sizeof *b->start_ns);
     b->end_ns = sg__calloc(s->node_count ? s->node_count : 1, sizeof *b->end_ns);
@@ -159,6 +249,10 @@ static sg_status host_create(sg_exec *exec, const char *fn) {
   if (oom) {
     free_backend(b);
     return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+  }
+  for (uint32_t i = 0; i < streams; i++) {
+    b->tasks[i] = (stream_task){{run_task, NULL}, b, i, 0};
+    b->task_list[i] = &b->tasks[i].task;
   }
   /* staging: graph mode takes its rings now, streams mode at each run */
   sg_status staging_st =
@@ -177,36 +271,102 @@ static sg_status host_create(sg_exec *exec, const char *fn) {
     return sg__fail(SG_ERR_SYSTEM, "%s: cannot create a condition variable", fn);
   }
   exec->backend = b;
-  for (uint32_t i = 0; i < s->stream_count; i++) {
-    b->workers[i] = (worker){b, i, 0};
-    if (sg__thread_create(&b->workers[i].thread, worker_main, &b->workers[i])) {
-      host_destroy(exec);
-      return sg__fail(SG_ERR_SYSTEM, "%s: cannot start host worker thread %u", fn, i);
-    }
-    b->started++;
-  }
   return SG_OK;
+}
+
+/* A launch after the work in `cuda_stream`, which then waits for it. */
+static sg_status launch_after_stream(host_backend *b, void *cuda_stream) {
+  static const char fn[] = "sg_exec_launch";
+  if (!b->link) {
+    sg__device_link *link;
+    sg_status st = sg__device_link_new(fn, &link);
+    if (st) return st;
+    sg__mutex_lock(&b->lock);
+    b->link = link;
+    /* Continue from the slot's value (a stream may still wait on it). */
+    b->link_offset = sg__device_link_value(link) - (uint32_t)b->completed;
+    sg__mutex_unlock(&b->lock);
+  }
+  gate *g = sg__calloc(1, sizeof *g);
+  if (!g) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+  sg__mutex_lock(&gates_lock);
+  g->id = ++last_gate_id;
+  g->owner = b;
+  g->next_pending = pending_gates;
+  pending_gates = g;
+  sg__mutex_lock(&b->lock);
+  g->launch = ++b->launched;
+  if (b->gates_tail) b->gates_tail->next = g; else b->gates = g;
+  b->gates_tail = g;
+  uint32_t value = b->link_offset + (uint32_t)g->launch;
+  sg__mutex_unlock(&b->lock);
+  sg__mutex_unlock(&gates_lock);
+
+  int gate_queued = 0;
+  sg_status st = sg__device_link_enqueue(b->link, cuda_stream, open_gate,
+                                         (void *)(uintptr_t)g->id, value, fn, &gate_queued);
+  if (st && !gate_queued) {
+    /* Nothing reached the stream: take the launch back (it cannot have
+     * started, its gate is closed; the executable is used by one thread). */
+    sg__mutex_lock(&gates_lock);
+    for (gate **at = &pending_gates; *at; at = &(*at)->next_pending)
+      if (*at == g) {
+        *at = g->next_pending;
+        break;
+      }
+    sg__mutex_lock(&b->lock);
+    gate **at = &b->gates;
+    while (*at != g) at = &(*at)->next;
+    *at = NULL;
+    b->gates_tail = NULL;
+    for (gate *p = b->gates; p; p = p->next) b->gates_tail = p;
+    b->launched--;
+    sg__mutex_unlock(&b->lock);
+    sg__mutex_unlock(&gates_lock);
+    sg__free(g);
+    return st;
+  }
+  if (st) /* the launch will run, but the stream does not wait for it */
+    sg__exec_fail(b->exec, st, "%s", sg_last_error());
+  return st;
 }
 
 static sg_status host_launch(sg_exec *exec, void *cuda_stream) {
   host_backend *b = exec->backend;
+  if (cuda_stream) return launch_after_stream(b, cuda_stream);
   sg__mutex_lock(&b->lock);
-  if (b->schedule->stream_count == 0) { /* an empty graph: done at once */
-    b->launched++;
-    b->completed++;
-  } else {
-    b->launched++;
-    sg__cond_broadcast(&b->changed);
-  }
+  b->launched++;
+  start_next(b);
   sg__mutex_unlock(&b->lock);
   return SG_OK;
+}
+
+/* A launch waiting for a caller's stream that failed (a broken CUDA
+ * context runs no host function any more) would never start: fail the
+ * executable and open its gates (lock held on entry and exit). */
+static void check_gates(host_backend *b, const char *fn) {
+  if (!b->gates) return;
+  sg__mutex_unlock(&b->lock);
+  if (!sg__exec_has_failed(b->exec)) {
+    sg_status st = sg__device_link_check(b->link, fn);
+    if (st)
+      sg__exec_fail(b->exec, st, "%s; the launches ordered after it do not run", sg_last_error());
+  }
+  if (sg__exec_has_failed(b->exec)) force_gates_open(b);
+  sg__mutex_lock(&b->lock);
 }
 
 static sg_status host_wait(sg_exec *exec) {
   host_backend *b = exec->backend;
   if (!b) return SG_OK;
   sg__mutex_lock(&b->lock);
-  while (b->completed < b->launched) sg__cond_wait(&b->changed, &b->lock);
+  while (b->completed < b->launched) {
+    if (!b->gates) {
+      sg__cond_wait(&b->changed, &b->lock);
+    } else if (sg__cond_timedwait_ns(&b->changed, &b->lock, 10u * 1000 * 1000) == ETIMEDOUT) {
+      check_gates(b, "sg_exec_wait");
+    }
+  }
   sg__mutex_unlock(&b->lock);
   return SG_OK;
 }
@@ -214,12 +374,13 @@ static sg_status host_wait(sg_exec *exec) {
 static sg_status host_query(sg_exec *exec) {
   host_backend *b = exec->backend;
   sg__mutex_lock(&b->lock);
+  if (b->completed < b->launched) check_gates(b, "sg_exec_query");
   int busy = b->completed < b->launched;
   sg__mutex_unlock(&b->lock);
   return busy ? SG_NOT_READY : SG_OK;
 }
 
-/* Workers read node parameters while they run, so a change waits until the
+/* Threads read node parameters while they run, so a change waits until the
  * launches in flight are done; it then applies to the next launch. */
 static sg_status host_update_node(sg_exec *exec, uint32_t index, const sg__node *fresh,
                                   int *in_place) {

@@ -15,6 +15,7 @@
 #include "core/device.h"
 #include "core/error.h"
 #include "core/handles.h"
+#include "core/memory_table.h"
 #include "core/sys.h"
 #include "staging/pinned_mem.h"
 #include "staging/pool.h"
@@ -392,7 +393,8 @@ static sg_status resolve_options(const sg_pinned_pool_options *in, const char *f
   if (o->max_copy_threads > THREAD_LIMIT)
     return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: max_copy_threads %u is above the limit of %u",
                     fn, o->max_copy_threads, THREAD_LIMIT);
-  o->backend = sg_backend_resolve(o->backend);
+  sg_status resolved = sg__backend_resolve(o->backend, fn, &o->backend);
+  if (resolved) return resolved;
   if (o->backend == SG_BACKEND_CUDA) {
     int devices = sg__device_count();
     if (devices == 0)
