@@ -6,8 +6,12 @@
  *                           +--> mix(a, b) --> download
  *   upload b ---> work(b) --'
  *
- * It prints the backend, which stream each node ran on, when it ran (in the
- * second launch), and whether the result is right.
+ * It prints the backend and why it was chosen, which stream each node ran
+ * on and when (in the second launch), which nodes overlapped, and whether
+ * the result is right; it writes the launch's trace (Chrome JSON: open it in
+ * Perfetto) and the plan (DOT: render it with Graphviz) and names both.
+ *
+ *   sg_demo [output directory]      (default: the current directory)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,12 +40,46 @@ static uint32_t reference(uint32_t a, uint32_t b, size_t i) {
   return sg_kernels_mix(a, b, 7);
 }
 
-int main(void) {
-  sg_backend backend = sg_backend_resolve(SG_BACKEND_AUTO);
+/* Why SG_BACKEND_AUTO chose the backend it did. */
+static void say_backend(sg_backend backend) {
+  const char *forced = getenv("SG_BACKEND");
+  int devices = sg_cuda_device_count();
   if (backend == SG_BACKEND_CUDA)
-    printf("backend: CUDA (%d device(s); running on device 0)\n", sg_cuda_device_count());
+    printf("backend: CUDA, device 0 of %d (SG_BACKEND=host would run this on the host backend)\n",
+           devices);
+  else if (forced && !strcmp(forced, "host"))
+    printf("backend: host, because SG_BACKEND=host forced it (%d CUDA device(s) present); "
+           "worker threads stand in for streams\n", devices);
   else
-    printf("backend: host (no CUDA device found; worker threads stand in for streams)\n");
+    printf("backend: host, because no CUDA device was found (or this build has no CUDA); "
+           "worker threads stand in for streams\n");
+}
+
+/* Pairs of nodes whose runs overlapped in time in the traced launch. */
+static void say_overlaps(const sg_trace_record *rec, size_t count, const char *const *names) {
+  int any = 0;
+  for (size_t i = 0; i < count; i++)
+    for (size_t j = i + 1; j < count; j++) {
+      uint64_t start = rec[i].start_ns > rec[j].start_ns ? rec[i].start_ns : rec[j].start_ns;
+      uint64_t end = rec[i].end_ns < rec[j].end_ns ? rec[i].end_ns : rec[j].end_ns;
+      if (start >= end) continue;
+      printf("  %-8s (stream %u) and %-8s (stream %u) ran together for %.1f us\n",
+             names[sg_node_index(rec[i].node)], rec[i].stream, names[sg_node_index(rec[j].node)],
+             rec[j].stream, (end - start) / 1e3);
+      any = 1;
+    }
+  if (!any) printf("  none (the branches ran one after the other this time)\n");
+}
+
+/* `dir`/`name`, or just `name`. */
+static void output_path(char *buf, size_t cap, const char *dir, const char *name) {
+  snprintf(buf, cap, "%s%s%s", dir ? dir : "", dir ? "/" : "", name);
+}
+
+int main(int argc, char **argv) {
+  const char *dir = argc > 1 ? argv[1] : NULL;
+  sg_backend backend = sg_backend_resolve(SG_BACKEND_AUTO);
+  say_backend(backend);
 
   uint32_t *in_a = malloc(N * 4), *in_b = malloc(N * 4), *out = malloc(N * 4);
   if (!in_a || !in_b || !out) return 1;
@@ -97,14 +135,30 @@ int main(void) {
   sg_trace_record rec[6];
   size_t count = 0;
   const char *names[] = {"upload a", "upload b", "work a", "work b", "mix", "download"};
-  if (sg_exec_get_trace(exec, rec, 6, &count) == SG_OK) {
-    printf("second launch:\n%-10s %-7s %12s %12s\n", "node", "stream", "start (us)", "end (us)");
-    for (size_t i = 0; i < count && i < 6; i++)
-      printf("%-10s %-7u %12.1f %12.1f\n", names[sg_node_index(rec[i].node)], rec[i].stream,
-             rec[i].start_ns / 1e3, rec[i].end_ns / 1e3);
-  } else {
-    printf("(no trace in this mode: %s)\n", sg_last_error());
+  CHECK(sg_exec_get_trace(exec, rec, 6, &count));
+  printf("second launch:\n  %-10s %-7s %12s %12s\n", "node", "stream", "start (us)", "end (us)");
+  for (size_t i = 0; i < count && i < 6; i++)
+    printf("  %-10s %-7u %12.1f %12.1f\n", names[sg_node_index(rec[i].node)], rec[i].stream,
+           rec[i].start_ns / 1e3, rec[i].end_ns / 1e3);
+  printf("overlapped:\n");
+  say_overlaps(rec, count < 6 ? count : 6, names);
+
+  char trace_path[4096], dot_path[4096];
+  output_path(trace_path, sizeof trace_path, dir, "sg_demo_trace.json");
+  output_path(dot_path, sizeof dot_path, dir, "sg_demo_plan.dot");
+  CHECK(sg_exec_write_trace(exec, trace_path));
+  const sg_plan *plan;
+  char *dot = NULL;
+  CHECK(sg_exec_get_plan(exec, &plan));
+  CHECK(sg_plan_to_dot(plan, &dot));
+  FILE *f = fopen(dot_path, "w");
+  if (!f || fputs(dot, f) < 0 || fclose(f) != 0) {
+    fprintf(stderr, "cannot write %s\n", dot_path);
+    return 1;
   }
+  sg_free(dot);
+  printf("trace: %s (open it in https://ui.perfetto.dev)\nplan:  %s (dot -Tsvg %s)\n",
+         trace_path, dot_path, dot_path);
 
   size_t wrong = 0;
   for (size_t i = 0; i < N; i++) wrong += out[i] != reference(in_a[i], in_b[i], i);

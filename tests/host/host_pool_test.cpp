@@ -88,7 +88,8 @@ TEST(HostPool, SixtyFourExecutablesOfAnEightWideGraphShareThePoolsThreads) {
   for (auto e : execs) SG_ASSERT_OK(sg_exec_destroy(e));
   EXPECT_EQ(branches.load(), 64 * 3 * 8);
   EXPECT_EQ(ends.load(), 64 * 3 * 2);
-  const int allowed = std::max(cpus(), 8);
+  // (+2: a sanitizer's runtime may start threads of its own meanwhile.)
+  const int allowed = std::max(cpus(), 8) + 2;
   EXPECT_LE(during - before, allowed) << "threads before " << before << ", during " << during;
   EXPECT_LE(after - before, allowed) << "threads before " << before << ", after " << after;
   EXPECT_LT(after, 64 * 8) << "one thread per stream per executable";
@@ -138,7 +139,7 @@ TEST(HostPool, APlanWiderThanTheMachineGrowsThePool) {
   SG_ASSERT_OK(sg_exec_launch(e, nullptr));
   SG_ASSERT_OK(sg_exec_wait(e));
   EXPECT_EQ(r.met.load(), width);
-  EXPECT_LE(process_threads() - before, width);
+  EXPECT_LE(process_threads() - before, width + 2);  // +2: as above
 }
 
 }  // namespace
