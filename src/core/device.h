@@ -36,6 +36,9 @@ sg_status sg__device_copy(void *dst, const void *src, size_t bytes);
  * function tells a waiter when the stream failed before reaching it. */
 typedef struct sg__device_link sg__device_link;
 
+/* SG_OK when `stream` can be linked to: SG_ERR_UNSUPPORTED while it is
+ * being captured (checked before any call a capture forbids). */
+sg_status sg__device_stream_linkable(void *stream, const char *fn);
 /* A link with its own flag (starting at the value it holds) and event. */
 sg_status sg__device_link_new(const char *fn, sg__device_link **out);
 /* Called once no launch can use the link any more. */
@@ -49,7 +52,7 @@ void sg__device_link_raise(sg__device_link *link, uint32_t value);
  * stream's earlier work is done (on a driver thread: `open` may not call
  * CUDA), then a wait for the flag to reach `value`. *gate_queued says
  * whether `open` was queued (then it will run, even when this call fails
- * afterwards). A stream being captured is refused (SG_ERR_UNSUPPORTED). */
+ * afterwards). Call sg__device_stream_linkable first. */
 sg_status sg__device_link_enqueue(sg__device_link *link, void *stream, void (*open)(void *),
                                   void *arg, uint32_t value, const char *fn, int *gate_queued);
 /* SG_OK while the stream's work up to the last enqueue is pending or done;

@@ -33,6 +33,7 @@ sg_status sg__device_copy(void *dst, const void *src, size_t bytes) {
   return sg__fail(SG_ERR_BACKEND_UNAVAILABLE, "this build of streamgraph has no CUDA backend");
 }
 
+sg_status sg__device_stream_linkable(void *stream, const char *fn) { return no_cuda(fn); }
 sg_status sg__device_link_new(const char *fn, sg__device_link **out) {
   *out = NULL;
   return no_cuda(fn);

@@ -154,18 +154,25 @@ static sg_status ensure_event(sg__device_link *link, const char *fn) {
   return SG_OK;
 }
 
-sg_status sg__device_link_enqueue(sg__device_link *link, void *stream, void (*open)(void *),
-                                  void *arg, uint32_t value, const char *fn, int *gate_queued) {
-  *gate_queued = 0;
-  cudaStream_t s = (cudaStream_t)stream;
+sg_status sg__device_stream_linkable(void *stream, const char *fn) {
+  /* First, before any call a capture forbids (allocating the flags, making
+   * the event), which would invalidate the caller's capture. */
   enum cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  cudaError_t err = SG_CUDA(cudaStreamIsCapturing(s, &capture));
+  cudaError_t err = SG_CUDA(cudaStreamIsCapturing((cudaStream_t)stream, &capture));
   if (err != cudaSuccess) return sg__cuda_fail(err, "cudaStreamIsCapturing", fn);
   if (capture != cudaStreamCaptureStatusNone)
     return sg__fail(SG_ERR_UNSUPPORTED,
                     "%s: the stream is being captured; a host-backend launch cannot become part "
                     "of a CUDA graph (launch it outside the capture, or use the CUDA backend)",
                     fn);
+  return SG_OK;
+}
+
+sg_status sg__device_link_enqueue(sg__device_link *link, void *stream, void (*open)(void *),
+                                  void *arg, uint32_t value, const char *fn, int *gate_queued) {
+  *gate_queued = 0;
+  cudaStream_t s = (cudaStream_t)stream;
+  cudaError_t err;
   pthread_once(&lookup_once, lookup);
   if (!wait_value)
     return sg__fail(SG_ERR_UNSUPPORTED,

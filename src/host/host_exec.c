@@ -277,6 +277,8 @@ static sg_status host_create(sg_exec *exec, const char *fn) {
 /* A launch after the work in `cuda_stream`, which then waits for it. */
 static sg_status launch_after_stream(host_backend *b, void *cuda_stream) {
   static const char fn[] = "sg_exec_launch";
+  sg_status usable = sg__device_stream_linkable(cuda_stream, fn);
+  if (usable) return usable;
   if (!b->link) {
     sg__device_link *link;
     sg_status st = sg__device_link_new(fn, &link);
