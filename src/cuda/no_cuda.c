@@ -59,7 +59,7 @@ sg_status sg__staging_cuda_host_alloc(int device, size_t bytes, const char *wher
   return no_cuda(where);
 }
 void sg__staging_cuda_host_free(void *ptr) {}
-sg_status sg__staging_cuda_register(void *ptr, size_t bytes, const char *where) {
+sg_status sg__staging_cuda_register(int device, void *ptr, size_t bytes, const char *where) {
   return no_cuda(where);
 }
 void sg__staging_cuda_unregister(void *ptr) {}

@@ -31,8 +31,18 @@ void sg__staging_cuda_host_free(void *ptr) {
   if (cudaFreeHost(ptr) != cudaSuccess) cudaGetLastError();
 }
 
-sg_status sg__staging_cuda_register(void *ptr, size_t bytes, const char *where) {
-  cudaError_t err = SG_CUDA(cudaHostRegister(ptr, bytes, cudaHostRegisterPortable));
+sg_status sg__staging_cuda_register(int device, void *ptr, size_t bytes, const char *where) {
+  int previous = device;
+  cudaError_t err = cudaSuccess;
+  if (device >= 0) err = SG_CUDA(cudaGetDevice(&previous));
+  if (err == cudaSuccess && previous != device) err = SG_CUDA(cudaSetDevice(device));
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    return sg__cuda_fail(err, "cudaSetDevice", where);
+  }
+  /* Portable: pinned for every device, as the pool's slabs. */
+  err = SG_CUDA(cudaHostRegister(ptr, bytes, cudaHostRegisterPortable));
+  if (previous != device) cudaSetDevice(previous);
   if (err != cudaSuccess) {
     cudaGetLastError();
     return sg__cuda_fail(err, "cudaHostRegister", where);

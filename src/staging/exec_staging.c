@@ -425,24 +425,32 @@ sg_status sg__staging_route(sg__staging *st, uint32_t index, const char *where,
   const sg__copy *c = copy_of(st, index);
   void *host, *device;
   sg__staging_sides(c, sn->dir, &host, &device);
+  *route = sg__staging_fallback(st->policy, st->on_cuda, 0, c->bytes, st->min_bytes);
   if (sn->reg) {
     if (sg__reg_use_begin(sn->reg)) {
       *route = SG__ROUTE_REGISTERED;
       return SG_OK;
     }
-    sg__reg_unbind(sn->reg); /* evicted: count the launches again */
+    if (sg__reg_pending(sn->reg)) return SG_OK; /* staged until it is registered */
+    /* Evicted (count the launches again) or refused (stop asking). */
+    if (sg__reg_refused(sn->reg)) sn->no_register = 1;
+    sg__reg_unbind(sn->reg);
     sn->reg = NULL;
     sn->streak = 0;
   }
-  *route = sg__staging_fallback(st->policy, st->on_cuda, 0, c->bytes, st->min_bytes);
   if (st->policy == SG_STAGING_STAGE) return SG_OK;
   if (st->policy == SG_STAGING_NONE) return direct_or_else(st, index, host, where, route);
   if (c->bytes >= st->min_bytes && sn->streak < st->register_after) sn->streak++;
   int may = !sn->no_register && sg__staging_may_register(st->policy, c->bytes, st->min_bytes,
                                                          sn->streak, st->register_after);
-  /* A small AUTO copy only looks for a registration someone else made. */
+  /* A small AUTO copy only looks for a registration someone else made.
+   * AUTO registers in the background, off the launch path: the copy stages
+   * until the registration is done (docs/staging.md, "Registration"). */
   sg__reg_binding *b = NULL;
-  sg_status s = sg__reg_bind(st->on_cuda, host, c->bytes, may, where, &b);
+  sg_status s = may && st->policy == SG_STAGING_AUTO
+                    ? sg__reg_bind_background(st->on_cuda, st->exec->options.device, host,
+                                              c->bytes, where, &b)
+                    : sg__reg_bind(st->on_cuda, host, c->bytes, may, where, &b);
   if (s) return s;
   if (b) {
     sn->reg = b;

@@ -25,8 +25,9 @@ void sg__pinned_free(int on_cuda, void *ptr) {
 
 /* The host backend has nothing to pin: registration is bookkeeping only
  * (the cache still runs its LRU, limits and in-flight rules). */
-sg_status sg__pinned_register(int on_cuda, void *ptr, size_t bytes, const char *where) {
-  if (on_cuda) return sg__staging_cuda_register(ptr, bytes, where);
+sg_status sg__pinned_register(int on_cuda, int device, void *ptr, size_t bytes,
+                              const char *where) {
+  if (on_cuda) return sg__staging_cuda_register(device, ptr, bytes, where);
   return SG_OK;
 }
 

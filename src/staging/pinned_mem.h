@@ -19,8 +19,11 @@
 sg_status sg__pinned_alloc(int on_cuda, int device, size_t bytes, const char *where, void **out);
 void sg__pinned_free(int on_cuda, void *ptr);
 
-/* Pins [ptr, ptr + bytes) in place (page-aligned range). */
-sg_status sg__pinned_register(int on_cuda, void *ptr, size_t bytes, const char *where);
+/* Pins [ptr, ptr + bytes) in place (page-aligned range), for every device;
+ * `device` (>= 0) is made current for the call (the registration cache's
+ * background thread has none); -1 keeps the caller's. */
+sg_status sg__pinned_register(int on_cuda, int device, void *ptr, size_t bytes,
+                              const char *where);
 void sg__pinned_unregister(int on_cuda, void *ptr);
 
 /* Fences: an event recorded after each copy through a registration, so the
@@ -35,7 +38,7 @@ void sg__fence_wait(void *fence);
 /* The CUDA halves (src/cuda/stage_mem.c; src/cuda/no_cuda.c without CUDA). */
 sg_status sg__staging_cuda_host_alloc(int device, size_t bytes, const char *where, void **out);
 void sg__staging_cuda_host_free(void *ptr);
-sg_status sg__staging_cuda_register(void *ptr, size_t bytes, const char *where);
+sg_status sg__staging_cuda_register(int device, void *ptr, size_t bytes, const char *where);
 void sg__staging_cuda_unregister(void *ptr);
 sg_status sg__staging_cuda_fence_new(const char *where, void **out);
 void sg__staging_cuda_fence_free(void *fence);

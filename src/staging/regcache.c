@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/checked.h"
@@ -17,10 +18,11 @@
 #define DEFAULT_LIMIT ((size_t)2 << 30)
 
 typedef enum entry_state {
-  PENDING,        /* being registered (lock released) */
+  PENDING,        /* being registered (lock released; maybe by the background thread) */
   REGISTERED,
   UNREGISTERING,  /* being unregistered (lock released) */
-  EVICTED         /* unregistered; kept while binders still point at it */
+  EVICTED,        /* unregistered; kept while binders still point at it */
+  REFUSED         /* the driver refused it in the background; kept while binders point at it */
 } entry_state;
 
 typedef struct cache cache;
@@ -34,6 +36,13 @@ struct entry {
   unsigned holds;
   sg__reg_binding *bindings; /* list */
   uint64_t last_use;
+  /* A registration in the background: its thread, joined once it is done
+   * (before the entry can go), the device to pin for, and the message
+   * prefix of its failure. */
+  int registrar_live;
+  pthread_t registrar;
+  int device;
+  char where[128];
 };
 
 struct sg__reg_binding {
@@ -57,6 +66,7 @@ typedef struct direct_range {
 struct cache {
   pthread_mutex_t lock;
   pthread_cond_t direct_done; /* a direct copy ended */
+  pthread_cond_t settled;     /* a background registration ended */
   int on_cuda;
   entry **entries;
   size_t count, cap;
@@ -68,16 +78,19 @@ struct cache {
 };
 
 static cache caches[2] = {
-    {.lock = PTHREAD_MUTEX_INITIALIZER, .direct_done = PTHREAD_COND_INITIALIZER, .on_cuda = 0},
-    {.lock = PTHREAD_MUTEX_INITIALIZER, .direct_done = PTHREAD_COND_INITIALIZER, .on_cuda = 1},
+    {.lock = PTHREAD_MUTEX_INITIALIZER, .direct_done = PTHREAD_COND_INITIALIZER,
+     .settled = PTHREAD_COND_INITIALIZER, .on_cuda = 0},
+    {.lock = PTHREAD_MUTEX_INITIALIZER, .direct_done = PTHREAD_COND_INITIALIZER,
+     .settled = PTHREAD_COND_INITIALIZER, .on_cuda = 1},
 };
 
 /* 1 if [lo, hi) shares a byte with an entry that is or may become
- * registered: anything but EVICTED (lock held). */
+ * registered: anything but EVICTED or REFUSED (lock held). */
 static int touches_entry(const cache *c, uintptr_t lo, uintptr_t hi) {
   for (size_t i = 0; i < c->count; i++) {
     const entry *e = c->entries[i];
-    if (e->state != EVICTED && e->base < hi && lo < e->base + e->len) return 1;
+    if (e->state != EVICTED && e->state != REFUSED && e->base < hi && lo < e->base + e->len)
+      return 1;
   }
   return 0;
 }
@@ -87,6 +100,21 @@ static int touches_direct(const cache *c, uintptr_t lo, uintptr_t hi) {
   for (unsigned i = 0; i < c->direct_count; i++)
     if (c->direct[i].lo < hi && lo < c->direct[i].hi) return 1;
   return 0;
+}
+
+/* Joins the background registration of `e` once it is over (lock held):
+ * its thread touches the entry no more after setting its state, so the
+ * join returns at once. */
+static void reap(entry *e) {
+  if (!e->registrar_live || e->state == PENDING) return;
+  sg__thread_join(e->registrar);
+  e->registrar_live = 0;
+}
+
+/* Waits until `e` is not being registered (lock held), and reaps it. */
+static void settle(cache *c, entry *e) {
+  while (e->state == PENDING) sg__cond_wait(&c->settled, &c->lock);
+  reap(e);
 }
 static pthread_mutex_t limit_lock = PTHREAD_MUTEX_INITIALIZER;
 static size_t limit_bytes = DEFAULT_LIMIT;
@@ -98,8 +126,9 @@ static size_t current_limit(void) {
   return n;
 }
 
-/* Removes and frees `e` (lock held). */
+/* Removes and frees `e` (lock held; not PENDING). */
 static void entry_remove(cache *c, entry *e) {
+  reap(e);
   for (size_t i = 0; i < c->count; i++) {
     if (c->entries[i] != e) continue;
     c->entries[i] = c->entries[--c->count];
@@ -136,6 +165,7 @@ static entry *eviction_victim(cache *c) {
  * return). `e` is idle: nothing can start using it, since use_begin wants
  * REGISTERED. Frees it when nobody is bound any more. */
 static void unregister(cache *c, entry *e, int eviction) {
+  reap(e);
   e->state = UNREGISTERING;
   c->registered_bytes -= e->len;
   sg__mutex_unlock(&c->lock);
@@ -179,8 +209,41 @@ static void attach(cache *c, entry *e, sg__reg_binding *b) {
   e->last_use = ++c->tick;
 }
 
-sg_status sg__reg_bind(int on_cuda, const void *ptr, size_t bytes, int may_register,
-                       const char *where, sg__reg_binding **out) {
+/* How a bind may register a buffer not registered yet. */
+typedef enum reg_mode {
+  EXISTING = 0,  /* only bind to a registration that exists */
+  NOW = 1,       /* register it now, on the calling thread */
+  BACKGROUND = 2 /* register it on a thread of its own; the binding is PENDING until then */
+} reg_mode;
+
+/* Marks `e` registered or refused (lock held). */
+static void registered(cache *c, entry *e, sg_status st) {
+  c->pending_bytes -= e->len;
+  if (st) {
+    /* The driver refused (memory it cannot pin, say): not an error of the
+     * copy, which is staged instead. */
+    c->stats.refusals++;
+    e->state = REFUSED;
+  } else {
+    e->state = REGISTERED;
+    c->registered_bytes += e->len;
+    c->stats.registrations++;
+  }
+  sg__cond_broadcast(&c->settled);
+}
+
+static void *registrar_main(void *arg) {
+  entry *e = arg;
+  cache *c = e->owner;
+  sg_status st = sg__pinned_register(c->on_cuda, e->device, (void *)e->base, e->len, e->where);
+  sg__mutex_lock(&c->lock);
+  registered(c, e, st);
+  sg__mutex_unlock(&c->lock);
+  return NULL;
+}
+
+static sg_status bind(int on_cuda, int device, const void *ptr, size_t bytes, reg_mode mode,
+                      const char *where, sg__reg_binding **out) {
   cache *c = &caches[on_cuda ? 1 : 0];
   *out = NULL;
   uintptr_t lo = (uintptr_t)ptr & ~(PAGE - 1), end, hi;
@@ -190,7 +253,7 @@ sg_status sg__reg_bind(int on_cuda, const void *ptr, size_t bytes, int may_regis
   size_t len = (size_t)(hi - lo);
   /* Most launches that may not register find nothing to bind to: say so
    * without making a binding (its fence is a CUDA event). */
-  if (!may_register && !covers_locked(c, lo, hi)) return SG_OK;
+  if (mode == EXISTING && !covers_locked(c, lo, hi)) return SG_OK;
   /* Made before taking the lock: creating an event is a CUDA call. */
   sg__reg_binding *b = NULL;
   sg_status st = binding_new(c, NULL, where, &b);
@@ -200,17 +263,19 @@ sg_status sg__reg_bind(int on_cuda, const void *ptr, size_t bytes, int may_regis
     int conflict = 0;
     for (size_t i = 0; i < c->count; i++) {
       entry *e = c->entries[i];
-      if (e->base >= hi || e->base + e->len <= lo || e->state == EVICTED) continue;
-      if (e->state == REGISTERED && e->base <= lo && hi <= e->base + e->len) {
-        attach(c, e, b);
+      if (e->base >= hi || e->base + e->len <= lo || e->state == EVICTED || e->state == REFUSED)
+        continue;
+      if ((e->state == REGISTERED || (e->state == PENDING && mode == BACKGROUND)) &&
+          e->base <= lo && hi <= e->base + e->len) {
+        attach(c, e, b); /* a pending one: this binder stages until it is done */
         sg__mutex_unlock(&c->lock);
         *out = b;
         return SG_OK;
       }
       conflict = 1; /* CUDA refuses to pin a range overlapping a pinned one */
     }
-    if (!may_register || conflict || len > current_limit()) {
-      c->stats.refusals += may_register != 0;
+    if (mode == EXISTING || conflict || len > current_limit()) {
+      c->stats.refusals += mode != EXISTING;
       goto refused;
     }
     /* The driver refuses a copy over a range that is partly registered:
@@ -246,24 +311,33 @@ sg_status sg__reg_bind(int on_cuda, const void *ptr, size_t bytes, int may_regis
     sg__free(b);
     return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", where);
   }
-  *e = (entry){c, lo, len, PENDING, 0, NULL, 0};
+  e->owner = c;
+  e->base = lo;
+  e->len = len;
+  e->state = PENDING;
+  e->device = device;
+  snprintf(e->where, sizeof e->where, "%s", where);
   attach(c, e, b);
   c->entries[c->count++] = e;
   c->pending_bytes += len;
-  sg__mutex_unlock(&c->lock);
-  st = sg__pinned_register(on_cuda, (void *)lo, len, where);
-  sg__mutex_lock(&c->lock);
-  c->pending_bytes -= len;
-  if (st) {
-    /* The driver refused (memory it cannot pin, say): not an error of the
-     * copy, which is staged instead. */
-    c->stats.refusals++;
-    entry_remove(c, e);
-    goto refused;
+  if (mode == BACKGROUND && !sg__thread_create(&e->registrar, registrar_main, e)) {
+    e->registrar_live = 1; /* it sets the state; the binder stages meanwhile */
+    sg__mutex_unlock(&c->lock);
+    *out = b;
+    return SG_OK;
   }
-  e->state = REGISTERED;
-  c->registered_bytes += len;
-  c->stats.registrations++;
+  /* NOW, or no thread to be had: on this thread. */
+  sg__mutex_unlock(&c->lock);
+  st = sg__pinned_register(on_cuda, mode == BACKGROUND ? device : -1, (void *)lo, len, where);
+  sg__mutex_lock(&c->lock);
+  registered(c, e, st);
+  if (st) {
+    /* Refused: this binder lets go (background binders that joined the
+     * pending entry meanwhile keep it, refused, until they do). */
+    sg__mutex_unlock(&c->lock);
+    sg__reg_unbind(b);
+    return SG_OK;
+  }
   sg__mutex_unlock(&c->lock);
   *out = b;
   return SG_OK;
@@ -273,6 +347,43 @@ refused:
   sg__fence_free(b->fence);
   sg__free(b);
   return SG_OK;
+}
+
+sg_status sg__reg_bind(int on_cuda, const void *ptr, size_t bytes, int may_register,
+                       const char *where, sg__reg_binding **out) {
+  return bind(on_cuda, -1, ptr, bytes, may_register ? NOW : EXISTING, where, out);
+}
+
+sg_status sg__reg_bind_background(int on_cuda, int device, const void *ptr, size_t bytes,
+                                  const char *where, sg__reg_binding **out) {
+  return bind(on_cuda, device, ptr, bytes, BACKGROUND, where, out);
+}
+
+int sg__reg_pending(sg__reg_binding *b) {
+  cache *c = b->e->owner;
+  sg__mutex_lock(&c->lock);
+  int pending = b->e->state == PENDING;
+  sg__mutex_unlock(&c->lock);
+  return pending;
+}
+
+void sg__reg_wait_pending(int on_cuda) {
+  cache *c = &caches[on_cuda ? 1 : 0];
+  sg__mutex_lock(&c->lock);
+  for (size_t i = 0; i < c->count; i++) {
+    if (c->entries[i]->state != PENDING) continue;
+    sg__cond_wait(&c->settled, &c->lock);
+    i = (size_t)-1; /* the table may have changed: look again from the start */
+  }
+  sg__mutex_unlock(&c->lock);
+}
+
+int sg__reg_refused(sg__reg_binding *b) {
+  cache *c = b->e->owner;
+  sg__mutex_lock(&c->lock);
+  int refused = b->e->state == REFUSED;
+  sg__mutex_unlock(&c->lock);
+  return refused;
 }
 
 void sg__reg_hold(sg__reg_binding *b) {
@@ -290,6 +401,7 @@ void sg__reg_unbind(sg__reg_binding *b) {
   entry *e = b->e;
   cache *c = e->owner;
   sg__mutex_lock(&c->lock);
+  settle(c, e); /* a registration under way finishes first */
   for (sg__reg_binding **link = &e->bindings; *link; link = &(*link)->next) {
     if (*link != b) continue;
     *link = b->next;
@@ -298,7 +410,7 @@ void sg__reg_unbind(sg__reg_binding *b) {
   if (b->held) e->holds--;
   if (!e->bindings) {
     if (e->state == REGISTERED) unregister(c, e, 0);
-    else if (e->state == EVICTED) entry_remove(c, e);
+    else if (e->state == EVICTED || e->state == REFUSED) entry_remove(c, e);
     /* UNREGISTERING: the eviction under way frees it */
   }
   sg__mutex_unlock(&c->lock);
@@ -310,6 +422,7 @@ int sg__reg_use_begin(sg__reg_binding *b) {
   cache *c = b->e->owner;
   sg__mutex_lock(&c->lock);
   int ok = b->e->state == REGISTERED;
+  reap(b->e);
   if (ok) {
     b->enqueueing = 1;
     b->e->last_use = ++c->tick;

@@ -33,8 +33,25 @@ typedef struct sg__reg_binding sg__reg_binding;
  * fence can be made. */
 sg_status sg__reg_bind(int on_cuda, const void *ptr, size_t bytes, int may_register,
                        const char *where, sg__reg_binding **out);
-/* Drops a binding: waits for its fence, then, for the last binder,
- * unregisters the buffer. Not in a callback. */
+/* As sg__reg_bind with may_register, but a new registration is made by a
+ * thread of its own, off the caller's path (cudaHostRegister of 64 MiB
+ * takes milliseconds, and may wait for the device): the binding comes back
+ * at once, pending (sg__reg_use_begin answers 0, sg__reg_pending 1), and
+ * the caller stages until the registration is done. A refusal by the
+ * driver then shows as sg__reg_refused. `device` is made current for the
+ * registration. When no thread can be started, the registration is made
+ * here, as sg__reg_bind does. */
+sg_status sg__reg_bind_background(int on_cuda, int device, const void *ptr, size_t bytes,
+                                  const char *where, sg__reg_binding **out);
+/* 1 while the binding's registration is being made in the background. */
+int sg__reg_pending(sg__reg_binding *binding);
+/* Returns once no registration of the cache of `on_cuda` is under way
+ * (tests: to make "registered from the next launch" deterministic). */
+void sg__reg_wait_pending(int on_cuda);
+/* 1 when the driver refused the binding's registration (in the background). */
+int sg__reg_refused(sg__reg_binding *binding);
+/* Drops a binding: waits for a registration under way and for its fence,
+ * then, for the last binder, unregisters the buffer. Not in a callback. */
 void sg__reg_unbind(sg__reg_binding *binding);
 /* A graph relies on the entry until the binding goes (a graph-mode
  * executable's, or a caller's capture of a launch): never evicted. Holding

@@ -45,7 +45,7 @@ static void fail(sg__stage_run *run, sg_status status, const char *what) {
   sg__stage_activation *a = &run->act;
   if (a->released) return;
   if (a->watch.report) {
-    char msg[SG_ERROR_MESSAGE_BYTES];
+    char msg[SG__STAGE_WHERE_BYTES + SG_ERROR_MESSAGE_BYTES]; /* the report keeps what fits */
     snprintf(msg, sizeof msg, "%s: staged copy failed: %s; the %s is not valid", a->where, what,
              run->dir == SG__STAGE_H2D ? "device-side destination" : "destination");
     a->watch.report(a->watch.report_ctx, status, msg);

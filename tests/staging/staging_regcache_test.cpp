@@ -2,11 +2,14 @@
 // on CUDA, with registration as bookkeeping): hits, overlaps, the limit,
 // least-recently-used eviction, and the rules that keep an entry pinned
 // (a copy being enqueued, a graph-mode hold).
+#include <atomic>
 #include <cstdlib>
+#include <thread>
 #include <vector>
 
 #include "sg_test_util.h"
 #include "staging_internal.h"
+#include "streamgraph/testing.h"
 
 namespace {
 
@@ -123,6 +126,73 @@ TEST_F(RegCache, LoweringTheLimitEvictsIdleEntries) {
   SG_ASSERT_OK(sg_registration_set_limit(0));
   EXPECT_EQ(stats().buffers, 0u);
   EXPECT_EQ(bind(bufs_[1], PAGE), nullptr); // limit 0: registration is off
+  sg__reg_unbind(a);
+}
+
+// Registration in the background (AUTO's, off the launch path): the binding
+// comes back at once; once the registration is done it is used, and the
+// last binder unregisters it.
+TEST_F(RegCache, BackgroundRegistration) {
+  sgtest::LeakCheck leaks;
+  sg__reg_binding *a = nullptr, *b = nullptr;
+  SG_ASSERT_OK(sg__reg_bind_background(0, 0, bufs_[0] + 5, 3 * PAGE, "test", &a));
+  ASSERT_NE(a, nullptr);
+  // A second binder of the same range joins it, registered or not yet.
+  SG_ASSERT_OK(sg__reg_bind_background(0, 0, bufs_[0] + 5, 3 * PAGE, "test", &b));
+  ASSERT_NE(b, nullptr);
+  sg__reg_wait_pending(0);
+  EXPECT_EQ(sg__reg_pending(a), 0);
+  EXPECT_EQ(sg__reg_refused(a), 0);
+  EXPECT_EQ(sg__reg_use_begin(b), 1);
+  SG_EXPECT_OK(sg__reg_use_end(b, nullptr, "test"));
+  EXPECT_EQ(stats().registrations, before_.registrations + 1);
+  EXPECT_EQ(stats().registered_bytes, 4 * PAGE);
+  // An overlapping range is refused, as for a registration made at once.
+  sg__reg_binding *c = nullptr;
+  SG_ASSERT_OK(sg__reg_bind_background(0, 0, bufs_[0] + 2 * PAGE, 4 * PAGE, "test", &c));
+  EXPECT_EQ(c, nullptr);
+  sg__reg_unbind(a);
+  sg__reg_unbind(b);
+  EXPECT_EQ(stats().buffers, 0u);
+}
+
+// Letting go right after asking (while the registration may still be under
+// way) waits for it and unregisters: nothing left behind, from many threads
+// at once.
+TEST_F(RegCache, BackgroundRegistrationLetGoAtOnce) {
+  sgtest::LeakCheck leaks;
+  std::vector<std::thread> threads;
+  std::atomic<int> bad{0};
+  for (int t = 0; t < 4; t++)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 50; i++) {
+        sg__reg_binding *x = nullptr;
+        if (sg__reg_bind_background(0, 0, bufs_[t], 4 * PAGE, "test", &x) != SG_OK || !x) {
+          bad++;
+          continue;
+        }
+        if (i % 2) sg__reg_wait_pending(0);
+        if (sg__reg_use_begin(x)) (void)sg__reg_use_end(x, nullptr, "test");
+        sg__reg_unbind(x);
+      }
+    });
+  for (auto &th : threads) th.join();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_EQ(stats().buffers, 0u);
+}
+
+// No thread to be had: the registration is made at once instead.
+TEST_F(RegCache, BackgroundRegistrationWithoutAThread) {
+  sgtest::LeakCheck leaks;
+  sg__reg_binding *a = nullptr;
+  sg_fault_arm(SG_FAULT_SYSTEM, 1);
+  SG_ASSERT_OK(sg__reg_bind_background(0, 0, bufs_[1], 2 * PAGE, "test", &a));
+  EXPECT_EQ(sg_fault_fired(), 1);
+  sg_fault_arm(0, 0);
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(sg__reg_pending(a), 0);
+  EXPECT_EQ(sg__reg_use_begin(a), 1);
+  SG_EXPECT_OK(sg__reg_use_end(a, nullptr, "test"));
   sg__reg_unbind(a);
 }
 
