@@ -86,13 +86,18 @@ static cudaError_t probe(int *answer) {
   cudaError_t err = SG_CUDA(cudaHostAlloc((void **)&word, 4096, cudaHostAllocPortable));
   if (err != cudaSuccess) return err;
   *word = 0;
-  err = SG_CUDA(cudaHostGetDevicePointer(&mapped, word, 0));
-  if (err == cudaSuccess && mapped != (void *)word) {
-    *answer = 0; /* the device sees the flags elsewhere: not handled */
+  /* With unified addressing, memory from cudaHostAlloc is reached from the
+   * device at its host address, whatever the allocation flags (runtime API,
+   * "Unified Addressing"). Should the runtime still map it elsewhere, the
+   * flags' host addresses would be wrong: not handled. (The query may fail
+   * in a context made without cudaDeviceMapHost; the probe below decides.) */
+  if (cudaHostGetDevicePointer(&mapped, word, 0) == cudaSuccess && mapped != (void *)word) {
+    *answer = 0;
     cudaFreeHost(word);
     return cudaSuccess;
   }
-  if (err == cudaSuccess) err = SG_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  cudaGetLastError();
+  err = SG_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   if (err == cudaSuccess) {
     const sg__stage_op ops[3] = {
         {SG__OP_WRITE, word, 1, 0}, {SG__OP_WAIT, word, 1, 0}, {SG__OP_WRITE, word, 2, 0}};
