@@ -62,10 +62,19 @@ typedef enum sg_copy_kind {
   SG_COPY_HOST_TO_HOST
 } sg_copy_kind;
 
+/* Bounds: each side's range, [ptr, ptr + bytes), must end inside the block
+ * the pointer lies in where the library knows one (an sg_mem_alloc block, or
+ * device or managed memory whose allocation the CUDA driver reports); a
+ * range past the end is SG_ERR_INVALID_ARGUMENT naming the node, the block
+ * and both sizes. No range may exceed PTRDIFF_MAX bytes or wrap around the
+ * address space. The same holds for a memset's destination
+ * (count * element_size bytes), and for every update (sg_graph_set_*,
+ * sg_exec_set_*). Pageable and pinned host memory of the caller's has no
+ * bound the library knows: its size is the caller's to get right. */
 typedef struct sg_copy_desc {
   void *dst;
   const void *src;
-  size_t bytes;              /* > 0 */
+  size_t bytes;              /* > 0, within the blocks of dst and src (above) */
   sg_copy_kind kind;         /* checked against the pointers: a host->device copy whose
                                 destination is host memory is SG_ERR_INVALID_COPY */
   const char *name;
@@ -111,7 +120,9 @@ typedef struct sg_memset_desc {
   void *dst;
   unsigned value;            /* the element value; must fit in element_size bytes */
   unsigned element_size;     /* 1, 2 or 4 */
-  size_t count;              /* elements, > 0; dst must be aligned to element_size */
+  size_t count;              /* elements, > 0; dst must be aligned to element_size, and
+                                count * element_size bytes lie within dst's block (bounds
+                                above sg_copy_desc) */
   const char *name;
 } sg_memset_desc;
 
