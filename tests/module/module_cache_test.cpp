@@ -227,6 +227,7 @@ TEST(ModuleCacheEntry, DamagedOrForeignEntriesDoNotVerify) {
 void race(const std::string &dir, const sg__cache_key &key, int writers, int rounds,
           std::atomic<int> *torn, std::atomic<int> *hits) {
   std::vector<std::thread> threads;
+  std::atomic<int> writers_left{writers};
   for (int w = 0; w < writers; w++)
     threads.emplace_back([&, w] {
       for (int i = 0; i < rounds; i++) {
@@ -235,10 +236,15 @@ void race(const std::string &dir, const sg__cache_key &key, int writers, int rou
         EXPECT_EQ(sg__cache_store(dir.c_str(), &key, &c), 0);
         free_entry(&c);
       }
+      writers_left--;
     });
+  // Readers go on until every writer is done, so each also reads once after
+  // an entry surely exists, however the threads are scheduled (a slow
+  // sanitizer build may run the readers before any writer has stored).
   for (int rd = 0; rd < 2; rd++)
     threads.emplace_back([&] {
-      for (int i = 0; i < rounds * 2; i++) {
+      for (int i = 0;; i++) {
+        const bool writers_done = writers_left.load() == 0;  // before this read
         sg__compiled out;
         int rc = sg__cache_load(dir.c_str(), &key, 0, &out);
         if (rc < 0) (*torn)++;
@@ -253,6 +259,7 @@ void race(const std::string &dir, const sg__cache_key &key, int writers, int rou
             }
           sg__compiled_free(&out);
         }
+        if (writers_done && i + 1 >= rounds * 2) break;
       }
     });
   for (auto &t : threads) t.join();
