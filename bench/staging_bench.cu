@@ -575,6 +575,18 @@ int main(int argc, char **argv) {
   int driver_version = 0;
   CK(cudaDriverGetVersion(&driver_version));
   const bool memops = sg__staging_cuda_memops_supported(0) != 0;
+  // For the record (the protocol needs neither: 32-bit operations on host
+  // memory only): 64-bit stream memory operations (the runtime's reserved
+  // attribute 122 is the driver's CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS)
+  // and CU_STREAM_WAIT_VALUE_FLUSH.
+  int attr_64 = -1, attr_flush = -1, attr_unified = -1;
+  if (cudaDeviceGetAttribute(&attr_64, static_cast<cudaDeviceAttr>(122), 0) != cudaSuccess)
+    attr_64 = -1;
+  if (cudaDeviceGetAttribute(&attr_flush, cudaDevAttrCanFlushRemoteWrites, 0) != cudaSuccess)
+    attr_flush = -1;
+  if (cudaDeviceGetAttribute(&attr_unified, cudaDevAttrUnifiedAddressing, 0) != cudaSuccess)
+    attr_unified = -1;
+  cudaGetLastError();
 
   const size_t big = quick ? 256 * MiB : 1024 * MiB;
   Buffers b;
@@ -714,6 +726,8 @@ int main(int argc, char **argv) {
               prop.name, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)), driver_version,
               memops ? "memops (stream memory operations)" : "callbacks (memops unsupported)",
               big / MiB, pin_s * 1e3);
+  std::printf("device attributes: unified addressing %d, 64-bit stream memory operations %d, "
+              "flush of remote writes %d\n", attr_unified, attr_64, attr_flush);
   std::printf("\n1. pageable copies, GB/s, medians of interleaved rounds (%.1f s); x pin = staged "
               "(the library's protocol, streams / graph) / pinned\n", rows_s);
   std::printf("%-17s %7s %7s %8s %8s %8s %8s %6s %6s\n", "case", "driver", "pinned", "memops",
@@ -786,10 +800,13 @@ int main(int argc, char **argv) {
   FILE *f = std::fopen(json_path, "w");
   if (f) {
     std::fprintf(f, "{\n  \"bench\": \"staging_bench\",\n  \"device\": \"%s\",\n  \"cpus\": %d,\n"
-                 "  \"driver\": %d,\n  \"protocol\": \"%s\",\n  \"pinned_alloc_ms\": %.1f,\n"
+                 "  \"driver\": %d,\n  \"protocol\": \"%s\",\n  \"attr_unified\": %d,\n"
+                 "  \"attr_64bit_memops\": %d,\n  \"attr_flush_remote_writes\": %d,\n"
+                 "  \"pinned_alloc_ms\": %.1f,\n"
                  "  \"data_exact\": %s,\n  \"seconds\": %.1f,\n  \"rows\": [\n",
                  prop.name, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)), driver_version,
-                 memops ? "memops" : "callbacks", pin_s * 1e3, ok ? "true" : "false", total_s);
+                 memops ? "memops" : "callbacks", attr_unified, attr_64, attr_flush, pin_s * 1e3,
+                 ok ? "true" : "false", total_s);
     for (size_t i = 0; i < rows.size(); i++) {
       const Row &r = rows[i];
       std::fprintf(f,
