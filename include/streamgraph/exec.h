@@ -60,14 +60,31 @@ typedef struct sg_exec_options {
   unsigned max_streams;      /* 0: CUDA_DEVICE_MAX_CONNECTIONS when set, else 8 */
   int device;                /* CUDA device ordinal */
   sg_staging_options staging;
-  int trace;                 /* 1: time every node of every launch (costs a little per node) */
+  int trace;                 /* 1: time every node of every launch (costs a little per node;
+                                docs/observability.md); 0 (default): nothing is timed */
+  unsigned trace_launches;   /* with trace: launches whose times are kept (0: 64) */
 } sg_exec_options;
 
 /* Fills `opts` with the defaults. Always start from this. */
-SG_API void sg_exec_options_init(sg_exec_options *opts);
+SG_API void sg_exec_options_init_sized(sg_exec_options *opts, size_t opts_size);
+#ifndef SG_BUILDING_LIBRARY
+static inline void sg_exec_options_init(sg_exec_options *opts) {
+  sg_exec_options_init_sized(opts, sizeof *opts);
+}
+#else
+void sg_exec_options_init(sg_exec_options *opts);
+#endif
 
-SG_API sg_status sg_exec_create(const sg_graph *graph, const sg_exec_options *opts,
-                                sg_exec **out);
+SG_API sg_status sg_exec_create_sized(const sg_graph *graph, const sg_exec_options *opts,
+                                      size_t opts_size, sg_exec **out);
+#ifndef SG_BUILDING_LIBRARY
+static inline sg_status sg_exec_create(const sg_graph *graph, const sg_exec_options *opts,
+                                       sg_exec **out) {
+  return sg_exec_create_sized(graph, opts, sizeof *opts, out);
+}
+#else
+sg_status sg_exec_create(const sg_graph *graph, const sg_exec_options *opts, sg_exec **out);
+#endif
 /* Waits for launches in flight, then frees everything the executable owns. */
 SG_API sg_status sg_exec_destroy(sg_exec *exec);
 
@@ -107,7 +124,14 @@ typedef struct sg_exec_info {
                                 by several streams) */
 } sg_exec_info;
 
-SG_API sg_status sg_exec_get_info(const sg_exec *exec, sg_exec_info *info);
+SG_API sg_status sg_exec_get_info_sized(const sg_exec *exec, sg_exec_info *info, size_t info_size);
+#ifndef SG_BUILDING_LIBRARY
+static inline sg_status sg_exec_get_info(const sg_exec *exec, sg_exec_info *info) {
+  return sg_exec_get_info_sized(exec, info, sizeof *info);
+}
+#else
+sg_status sg_exec_get_info(const sg_exec *exec, sg_exec_info *info);
+#endif
 
 typedef struct sg_exec_stats {
   uint64_t launches;
@@ -119,29 +143,73 @@ typedef struct sg_exec_stats {
   uint64_t registered_copies;/* copy executions through a registered (pinned in place) buffer */
 } sg_exec_stats;
 
-SG_API sg_status sg_exec_get_stats(const sg_exec *exec, sg_exec_stats *stats);
+SG_API sg_status sg_exec_get_stats_sized(const sg_exec *exec, sg_exec_stats *stats,
+                                         size_t stats_size);
+#ifndef SG_BUILDING_LIBRARY
+static inline sg_status sg_exec_get_stats(const sg_exec *exec, sg_exec_stats *stats) {
+  return sg_exec_get_stats_sized(exec, stats, sizeof *stats);
+}
+#else
+sg_status sg_exec_get_stats(const sg_exec *exec, sg_exec_stats *stats);
+#endif
 
 /* The plan the executable runs (owned by the executable). */
 SG_API sg_status sg_exec_get_plan(const sg_exec *exec, const sg_plan **plan);
 
-/* One node's run in a traced launch. Times are nanoseconds from the start
- * of that launch (host clock on the host backend, CUDA events on the GPU). */
+/* One node's run in a traced launch. Node times are nanoseconds from the
+ * start of that launch: host clock on the host backend, CUDA events on the
+ * GPU (about half a microsecond resolution). */
 typedef struct sg_trace_record {
   sg_node node;
-  unsigned stream;
+  unsigned stream;           /* the plan's stream the node is drawn on (graph mode: the
+                                driver chooses its own streams) */
   uint64_t start_ns;
   uint64_t end_ns;
+  uint64_t launch;           /* which launch of the executable: 1 for the first */
+  uint64_t launch_start_ns;  /* when that launch started, on the host's steady clock
+                                (CLOCK_MONOTONIC): a common timeline for several
+                                executables (GPU launches aligned within microseconds) */
 } sg_trace_record;
 
-/* Waits for launches in flight, then gives the records of the last launch
- * of an executable created with `trace` set: one per node, in the plan's
- * issue order. Fills up to `capacity` records and sets *count to the node
- * count. SG_ERR_UNSUPPORTED where the backend or mode cannot trace. */
-SG_API sg_status sg_exec_get_trace(sg_exec *exec, sg_trace_record *records, size_t capacity,
-                                   size_t *count);
+/* The records of the latest launch of an executable created with `trace`
+ * set, one per node in the plan's issue order, after waiting for launches
+ * in flight. Fills up to `capacity` records and sets *count to the node
+ * count. Every mode and backend traces (docs/observability.md says how).
+ * SG_ERR_INVALID_ARGUMENT without `trace` or before the first launch. */
+SG_API sg_status sg_exec_get_trace_sized(sg_exec *exec, sg_trace_record *records,
+                                         size_t record_size, size_t capacity, size_t *count);
+#ifndef SG_BUILDING_LIBRARY
+static inline sg_status sg_exec_get_trace(sg_exec *exec, sg_trace_record *records, size_t capacity,
+                                          size_t *count) {
+  return sg_exec_get_trace_sized(exec, records, sizeof *records, capacity, count);
+}
+#else
+sg_status sg_exec_get_trace(sg_exec *exec, sg_trace_record *records, size_t capacity, size_t *count);
+#endif
 
-/* Writes the last traced launch as Chrome trace JSON (opens in Perfetto):
- * one row per stream, one slice per node, named by the node's name. */
+/* The same for launch number `launch` (1 for the first). The executable
+ * keeps the last options.trace_launches launches: an older one, or one not
+ * made yet, is SG_ERR_INVALID_ARGUMENT, saying which are kept. */
+SG_API sg_status sg_exec_get_launch_trace_sized(sg_exec *exec, uint64_t launch,
+                                                sg_trace_record *records, size_t record_size,
+                                                size_t capacity, size_t *count);
+#ifndef SG_BUILDING_LIBRARY
+static inline sg_status sg_exec_get_launch_trace(sg_exec *exec, uint64_t launch,
+                                                 sg_trace_record *records, size_t capacity,
+                                                 size_t *count) {
+  return sg_exec_get_launch_trace_sized(exec, launch, records, sizeof *records, capacity, count);
+}
+#else
+sg_status sg_exec_get_launch_trace(sg_exec *exec, uint64_t launch, sg_trace_record *records,
+                                   size_t capacity, size_t *count);
+#endif
+
+/* Writes every kept launch as Chrome trace JSON (opens in Perfetto and
+ * chrome://tracing), after waiting for launches in flight: one process per
+ * executable with one row per stream and a row of launches; one slice per
+ * node run, named by the node's name (escaped, UTF-8 repaired); the
+ * host-side work of staged copies (copy threads) in a process of its own,
+ * one row per thread. */
 SG_API sg_status sg_exec_write_trace(sg_exec *exec, const char *path);
 
 /* Change one node's parameters for the launches that follow. The node must
@@ -150,10 +218,42 @@ SG_API sg_status sg_exec_write_trace(sg_exec *exec, const char *path);
  * re-planning; in graph mode it is applied to the instantiated graph in place
  * (stats say so). Launches already made are not affected. On the host
  * backend the call first waits for launches in flight. */
-SG_API sg_status sg_exec_set_kernel(sg_exec *exec, sg_node node, const sg_kernel_desc *desc);
-SG_API sg_status sg_exec_set_copy(sg_exec *exec, sg_node node, const sg_copy_desc *desc);
-SG_API sg_status sg_exec_set_memset(sg_exec *exec, sg_node node, const sg_memset_desc *desc);
-SG_API sg_status sg_exec_set_host(sg_exec *exec, sg_node node, const sg_host_desc *desc);
+SG_API sg_status sg_exec_set_kernel_sized(sg_exec *exec, sg_node node, const sg_kernel_desc *desc,
+                                          size_t desc_size);
+#ifndef SG_BUILDING_LIBRARY
+static inline sg_status sg_exec_set_kernel(sg_exec *exec, sg_node node, const sg_kernel_desc *desc) {
+  return sg_exec_set_kernel_sized(exec, node, desc, sizeof *desc);
+}
+#else
+sg_status sg_exec_set_kernel(sg_exec *exec, sg_node node, const sg_kernel_desc *desc);
+#endif
+SG_API sg_status sg_exec_set_copy_sized(sg_exec *exec, sg_node node, const sg_copy_desc *desc,
+                                        size_t desc_size);
+#ifndef SG_BUILDING_LIBRARY
+static inline sg_status sg_exec_set_copy(sg_exec *exec, sg_node node, const sg_copy_desc *desc) {
+  return sg_exec_set_copy_sized(exec, node, desc, sizeof *desc);
+}
+#else
+sg_status sg_exec_set_copy(sg_exec *exec, sg_node node, const sg_copy_desc *desc);
+#endif
+SG_API sg_status sg_exec_set_memset_sized(sg_exec *exec, sg_node node, const sg_memset_desc *desc,
+                                          size_t desc_size);
+#ifndef SG_BUILDING_LIBRARY
+static inline sg_status sg_exec_set_memset(sg_exec *exec, sg_node node, const sg_memset_desc *desc) {
+  return sg_exec_set_memset_sized(exec, node, desc, sizeof *desc);
+}
+#else
+sg_status sg_exec_set_memset(sg_exec *exec, sg_node node, const sg_memset_desc *desc);
+#endif
+SG_API sg_status sg_exec_set_host_sized(sg_exec *exec, sg_node node, const sg_host_desc *desc,
+                                        size_t desc_size);
+#ifndef SG_BUILDING_LIBRARY
+static inline sg_status sg_exec_set_host(sg_exec *exec, sg_node node, const sg_host_desc *desc) {
+  return sg_exec_set_host_sized(exec, node, desc, sizeof *desc);
+}
+#else
+sg_status sg_exec_set_host(sg_exec *exec, sg_node node, const sg_host_desc *desc);
+#endif
 
 /* Gives a stream-function node of this executable alone a new function,
  * user data, release and host twin: how each pipeline instance gets its own
@@ -166,8 +266,16 @@ SG_API sg_status sg_exec_set_host(sg_exec *exec, sg_node node, const sg_host_des
  * other executables, keeps its own). Refused (an error status, including a
  * function that fails while captured), nothing is released: the caller
  * still owns the user data. */
-SG_API sg_status sg_exec_set_stream_fn(sg_exec *exec, sg_node node,
-                                       const sg_stream_fn_desc *desc);
+SG_API sg_status sg_exec_set_stream_fn_sized(sg_exec *exec, sg_node node,
+                                             const sg_stream_fn_desc *desc, size_t desc_size);
+#ifndef SG_BUILDING_LIBRARY
+static inline sg_status sg_exec_set_stream_fn(sg_exec *exec, sg_node node,
+                                              const sg_stream_fn_desc *desc) {
+  return sg_exec_set_stream_fn_sized(exec, node, desc, sizeof *desc);
+}
+#else
+sg_status sg_exec_set_stream_fn(sg_exec *exec, sg_node node, const sg_stream_fn_desc *desc);
+#endif
 
 /* Re-applies a (possibly edited) graph. With the same topology and node kinds
  * only parameters change (in place, no re-plan); otherwise the executable is

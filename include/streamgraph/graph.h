@@ -168,16 +168,66 @@ SG_API sg_status sg_graph_create(sg_graph **out);
 /* Destroys the graph. Executables made from it are unaffected. */
 SG_API sg_status sg_graph_destroy(sg_graph *graph);
 
-SG_API sg_status sg_graph_add_copy(sg_graph *graph, const sg_copy_desc *desc,
-                                   const sg_node *deps, size_t dep_count, sg_node *out);
-SG_API sg_status sg_graph_add_kernel(sg_graph *graph, const sg_kernel_desc *desc,
-                                     const sg_node *deps, size_t dep_count, sg_node *out);
-SG_API sg_status sg_graph_add_memset(sg_graph *graph, const sg_memset_desc *desc,
-                                     const sg_node *deps, size_t dep_count, sg_node *out);
-SG_API sg_status sg_graph_add_host(sg_graph *graph, const sg_host_desc *desc,
-                                   const sg_node *deps, size_t dep_count, sg_node *out);
-SG_API sg_status sg_graph_add_stream_fn(sg_graph *graph, const sg_stream_fn_desc *desc,
-                                        const sg_node *deps, size_t dep_count, sg_node *out);
+SG_API sg_status sg_graph_add_copy_sized(sg_graph *graph, const sg_copy_desc *desc,
+                                         size_t desc_size, const sg_node *deps, size_t dep_count,
+                                         sg_node *out);
+#ifndef SG_BUILDING_LIBRARY
+static inline sg_status sg_graph_add_copy(sg_graph *graph, const sg_copy_desc *desc,
+                                          const sg_node *deps, size_t dep_count, sg_node *out) {
+  return sg_graph_add_copy_sized(graph, desc, sizeof *desc, deps, dep_count, out);
+}
+#else
+sg_status sg_graph_add_copy(sg_graph *graph, const sg_copy_desc *desc, const sg_node *deps,
+                            size_t dep_count, sg_node *out);
+#endif
+SG_API sg_status sg_graph_add_kernel_sized(sg_graph *graph, const sg_kernel_desc *desc,
+                                           size_t desc_size, const sg_node *deps, size_t dep_count,
+                                           sg_node *out);
+#ifndef SG_BUILDING_LIBRARY
+static inline sg_status sg_graph_add_kernel(sg_graph *graph, const sg_kernel_desc *desc,
+                                            const sg_node *deps, size_t dep_count, sg_node *out) {
+  return sg_graph_add_kernel_sized(graph, desc, sizeof *desc, deps, dep_count, out);
+}
+#else
+sg_status sg_graph_add_kernel(sg_graph *graph, const sg_kernel_desc *desc, const sg_node *deps,
+                              size_t dep_count, sg_node *out);
+#endif
+SG_API sg_status sg_graph_add_memset_sized(sg_graph *graph, const sg_memset_desc *desc,
+                                           size_t desc_size, const sg_node *deps, size_t dep_count,
+                                           sg_node *out);
+#ifndef SG_BUILDING_LIBRARY
+static inline sg_status sg_graph_add_memset(sg_graph *graph, const sg_memset_desc *desc,
+                                            const sg_node *deps, size_t dep_count, sg_node *out) {
+  return sg_graph_add_memset_sized(graph, desc, sizeof *desc, deps, dep_count, out);
+}
+#else
+sg_status sg_graph_add_memset(sg_graph *graph, const sg_memset_desc *desc, const sg_node *deps,
+                              size_t dep_count, sg_node *out);
+#endif
+SG_API sg_status sg_graph_add_host_sized(sg_graph *graph, const sg_host_desc *desc,
+                                         size_t desc_size, const sg_node *deps, size_t dep_count,
+                                         sg_node *out);
+#ifndef SG_BUILDING_LIBRARY
+static inline sg_status sg_graph_add_host(sg_graph *graph, const sg_host_desc *desc,
+                                          const sg_node *deps, size_t dep_count, sg_node *out) {
+  return sg_graph_add_host_sized(graph, desc, sizeof *desc, deps, dep_count, out);
+}
+#else
+sg_status sg_graph_add_host(sg_graph *graph, const sg_host_desc *desc, const sg_node *deps,
+                            size_t dep_count, sg_node *out);
+#endif
+SG_API sg_status sg_graph_add_stream_fn_sized(sg_graph *graph, const sg_stream_fn_desc *desc,
+                                              size_t desc_size, const sg_node *deps,
+                                              size_t dep_count, sg_node *out);
+#ifndef SG_BUILDING_LIBRARY
+static inline sg_status sg_graph_add_stream_fn(sg_graph *graph, const sg_stream_fn_desc *desc,
+                                               const sg_node *deps, size_t dep_count, sg_node *out) {
+  return sg_graph_add_stream_fn_sized(graph, desc, sizeof *desc, deps, dep_count, out);
+}
+#else
+sg_status sg_graph_add_stream_fn(sg_graph *graph, const sg_stream_fn_desc *desc,
+                                 const sg_node *deps, size_t dep_count, sg_node *out);
+#endif
 /* A join point that does nothing; `name` may be NULL. */
 SG_API sg_status sg_graph_add_empty(sg_graph *graph, const char *name,
                                     const sg_node *deps, size_t dep_count, sg_node *out);
@@ -188,10 +238,44 @@ SG_API sg_status sg_graph_add_edge(sg_graph *graph, sg_node from, sg_node to);
 
 /* Replace a node's parameters in the graph (same kind of node). Executables
  * already made are not affected; see sg_exec_update and sg_exec_set_*. */
-SG_API sg_status sg_graph_set_kernel(sg_graph *graph, sg_node node, const sg_kernel_desc *desc);
-SG_API sg_status sg_graph_set_copy(sg_graph *graph, sg_node node, const sg_copy_desc *desc);
-SG_API sg_status sg_graph_set_memset(sg_graph *graph, sg_node node, const sg_memset_desc *desc);
-SG_API sg_status sg_graph_set_host(sg_graph *graph, sg_node node, const sg_host_desc *desc);
+SG_API sg_status sg_graph_set_kernel_sized(sg_graph *graph, sg_node node,
+                                           const sg_kernel_desc *desc, size_t desc_size);
+#ifndef SG_BUILDING_LIBRARY
+static inline sg_status sg_graph_set_kernel(sg_graph *graph, sg_node node,
+                                            const sg_kernel_desc *desc) {
+  return sg_graph_set_kernel_sized(graph, node, desc, sizeof *desc);
+}
+#else
+sg_status sg_graph_set_kernel(sg_graph *graph, sg_node node, const sg_kernel_desc *desc);
+#endif
+SG_API sg_status sg_graph_set_copy_sized(sg_graph *graph, sg_node node, const sg_copy_desc *desc,
+                                         size_t desc_size);
+#ifndef SG_BUILDING_LIBRARY
+static inline sg_status sg_graph_set_copy(sg_graph *graph, sg_node node, const sg_copy_desc *desc) {
+  return sg_graph_set_copy_sized(graph, node, desc, sizeof *desc);
+}
+#else
+sg_status sg_graph_set_copy(sg_graph *graph, sg_node node, const sg_copy_desc *desc);
+#endif
+SG_API sg_status sg_graph_set_memset_sized(sg_graph *graph, sg_node node,
+                                           const sg_memset_desc *desc, size_t desc_size);
+#ifndef SG_BUILDING_LIBRARY
+static inline sg_status sg_graph_set_memset(sg_graph *graph, sg_node node,
+                                            const sg_memset_desc *desc) {
+  return sg_graph_set_memset_sized(graph, node, desc, sizeof *desc);
+}
+#else
+sg_status sg_graph_set_memset(sg_graph *graph, sg_node node, const sg_memset_desc *desc);
+#endif
+SG_API sg_status sg_graph_set_host_sized(sg_graph *graph, sg_node node, const sg_host_desc *desc,
+                                         size_t desc_size);
+#ifndef SG_BUILDING_LIBRARY
+static inline sg_status sg_graph_set_host(sg_graph *graph, sg_node node, const sg_host_desc *desc) {
+  return sg_graph_set_host_sized(graph, node, desc, sizeof *desc);
+}
+#else
+sg_status sg_graph_set_host(sg_graph *graph, sg_node node, const sg_host_desc *desc);
+#endif
 
 SG_API sg_status sg_graph_node_count(const sg_graph *graph, size_t *count);
 /* Distinct edges (duplicates are stored once). */

@@ -114,26 +114,62 @@ typedef struct sg_module_options {
 } sg_module_options;
 
 /* Fills `opts` with the defaults. Always start from this. */
-SG_API void sg_module_options_init(sg_module_options *opts);
+SG_API void sg_module_options_init_sized(sg_module_options *opts, size_t opts_size);
+#ifndef SG_BUILDING_LIBRARY
+static inline void sg_module_options_init(sg_module_options *opts) {
+  sg_module_options_init_sized(opts, sizeof *opts);
+}
+#else
+void sg_module_options_init(sg_module_options *opts);
+#endif
 
 /* Compiles CUDA C++ `source` (NUL-terminated) with NVRTC, or takes it from
  * the compile cache, and loads it. `opts` may be NULL (the defaults).
  * SG_ERR_COMPILE when NVRTC rejects the source: the message names the
  * program and carries the compiler's log (the whole log goes to opts->log).
  * SG_ERR_UNSUPPORTED in a build without CUDA or NVRTC. */
-SG_API sg_status sg_module_create_from_source(const char *source, const sg_module_options *opts,
-                                              sg_module **out);
+SG_API sg_status sg_module_create_from_source_sized(const char *source,
+                                                    const sg_module_options *opts,
+                                                    size_t opts_size, sg_module **out);
+#ifndef SG_BUILDING_LIBRARY
+static inline sg_status sg_module_create_from_source(const char *source,
+                                                     const sg_module_options *opts, sg_module **out) {
+  return sg_module_create_from_source_sized(source, opts, sizeof *opts, out);
+}
+#else
+sg_status sg_module_create_from_source(const char *source, const sg_module_options *opts,
+                                       sg_module **out);
+#endif
 
 /* Loads an image in memory: PTX text (NUL-terminated or not: `bytes` long),
  * a cubin (ELF), or a fatbin, as nvcc or NVRTC make them. PTX is compiled
  * for the device by the driver. Of `opts` only `name` is used (the
  * image's name in messages). The image is copied; it may be freed after. */
-SG_API sg_status sg_module_create_from_image(const void *image, size_t bytes,
-                                             const sg_module_options *opts, sg_module **out);
+SG_API sg_status sg_module_create_from_image_sized(const void *image, size_t bytes,
+                                                   const sg_module_options *opts, size_t opts_size,
+                                                   sg_module **out);
+#ifndef SG_BUILDING_LIBRARY
+static inline sg_status sg_module_create_from_image(const void *image, size_t bytes,
+                                                    const sg_module_options *opts, sg_module **out) {
+  return sg_module_create_from_image_sized(image, bytes, opts, sizeof *opts, out);
+}
+#else
+sg_status sg_module_create_from_image(const void *image, size_t bytes,
+                                      const sg_module_options *opts, sg_module **out);
+#endif
 
 /* Loads a .ptx, .cubin or .fatbin file (recognised by its contents). */
-SG_API sg_status sg_module_create_from_file(const char *path, const sg_module_options *opts,
-                                            sg_module **out);
+SG_API sg_status sg_module_create_from_file_sized(const char *path, const sg_module_options *opts,
+                                                  size_t opts_size, sg_module **out);
+#ifndef SG_BUILDING_LIBRARY
+static inline sg_status sg_module_create_from_file(const char *path, const sg_module_options *opts,
+                                                   sg_module **out) {
+  return sg_module_create_from_file_sized(path, opts, sizeof *opts, out);
+}
+#else
+sg_status sg_module_create_from_file(const char *path, const sg_module_options *opts,
+                                     sg_module **out);
+#endif
 
 /* Gives up the caller's handle. The module's code is unloaded now, or when
  * the last graph or executable naming one of its kernels is gone. */
@@ -162,7 +198,14 @@ typedef struct sg_module_stats {
                                 graphs or executables still hold included) */
 } sg_module_stats;
 
-SG_API sg_status sg_module_get_stats(sg_module_stats *stats);
+SG_API sg_status sg_module_get_stats_sized(sg_module_stats *stats, size_t stats_size);
+#ifndef SG_BUILDING_LIBRARY
+static inline sg_status sg_module_get_stats(sg_module_stats *stats) {
+  return sg_module_get_stats_sized(stats, sizeof *stats);
+}
+#else
+sg_status sg_module_get_stats(sg_module_stats *stats);
+#endif
 
 #ifdef __cplusplus
 }

@@ -118,14 +118,30 @@ typedef struct sg_pipeline_options {
 } sg_pipeline_options;
 
 /* Fills `opts` with the defaults (depth 3, sg_exec_options_init). */
-SG_API void sg_pipeline_options_init(sg_pipeline_options *opts);
+SG_API void sg_pipeline_options_init_sized(sg_pipeline_options *opts, size_t opts_size);
+#ifndef SG_BUILDING_LIBRARY
+static inline void sg_pipeline_options_init(sg_pipeline_options *opts) {
+  sg_pipeline_options_init_sized(opts, sizeof *opts);
+}
+#else
+void sg_pipeline_options_init(sg_pipeline_options *opts);
+#endif
 
 /* Makes `depth` executables of `graph` and sets each up. The graph may be
  * changed or destroyed afterwards. Errors of executable creation (a cycle,
  * an unavailable backend, a node without host twin...) come back as they
  * are, naming the instance. */
-SG_API sg_status sg_pipeline_create(const sg_graph *graph, const sg_pipeline_options *opts,
-                                    sg_pipeline **out);
+SG_API sg_status sg_pipeline_create_sized(const sg_graph *graph, const sg_pipeline_options *opts,
+                                          size_t opts_size, sg_pipeline **out);
+#ifndef SG_BUILDING_LIBRARY
+static inline sg_status sg_pipeline_create(const sg_graph *graph, const sg_pipeline_options *opts,
+                                           sg_pipeline **out) {
+  return sg_pipeline_create_sized(graph, opts, sizeof *opts, out);
+}
+#else
+sg_status sg_pipeline_create(const sg_graph *graph, const sg_pipeline_options *opts,
+                             sg_pipeline **out);
+#endif
 /* Waits for batches in flight without reporting them (call
  * sg_pipeline_drain first to have them reported), calls teardown for each
  * instance, frees everything. Works on a stopped pipeline. */
@@ -175,8 +191,19 @@ static inline sg_pipeline_bind sg_bind_host_data(sg_node node, void *user_data) 
 /* Applies binds to one instance: for setup (point the instance's nodes at
  * its own buffers) and for the bind callback. Same rules as a batch's binds:
  * all are checked before any is applied. */
-SG_API sg_status sg_pipeline_instance_bind(sg_pipeline_instance *instance,
-                                           const sg_pipeline_bind *binds, size_t count);
+SG_API sg_status sg_pipeline_instance_bind_sized(sg_pipeline_instance *instance,
+                                                 size_t instance_size,
+                                                 const sg_pipeline_bind *binds, size_t bind_size,
+                                                 size_t count);
+#ifndef SG_BUILDING_LIBRARY
+static inline sg_status sg_pipeline_instance_bind(sg_pipeline_instance *instance,
+                                                  const sg_pipeline_bind *binds, size_t count) {
+  return sg_pipeline_instance_bind_sized(instance, sizeof *instance, binds, sizeof *binds, count);
+}
+#else
+sg_status sg_pipeline_instance_bind(sg_pipeline_instance *instance, const sg_pipeline_bind *binds,
+                                    size_t count);
+#endif
 
 typedef struct sg_pipeline_batch {
   const sg_pipeline_bind *binds; /* bind_count binds, applied in order; several binds of one
@@ -193,11 +220,29 @@ typedef struct sg_pipeline_batch {
  * a failing bind callback) refuse this batch only: nothing was launched and
  * its index is given to the next batch, but some of its binds may already be
  * applied to the instance it would have used. */
-SG_API sg_status sg_pipeline_submit(sg_pipeline *pipeline, const sg_pipeline_batch *batch,
-                                    uint64_t *index);
+SG_API sg_status sg_pipeline_submit_sized(sg_pipeline *pipeline, const sg_pipeline_batch *batch,
+                                          size_t batch_size, size_t bind_size, uint64_t *index);
+#ifndef SG_BUILDING_LIBRARY
+static inline sg_status sg_pipeline_submit(sg_pipeline *pipeline, const sg_pipeline_batch *batch,
+                                           uint64_t *index) {
+  return sg_pipeline_submit_sized(pipeline, batch, sizeof *batch, sizeof *batch->binds, index);
+}
+#else
+sg_status sg_pipeline_submit(sg_pipeline *pipeline, const sg_pipeline_batch *batch, uint64_t *index);
+#endif
 /* The same, but SG_ERR_WOULD_BLOCK instead of waiting for the instance. */
-SG_API sg_status sg_pipeline_try_submit(sg_pipeline *pipeline, const sg_pipeline_batch *batch,
-                                        uint64_t *index);
+SG_API sg_status sg_pipeline_try_submit_sized(sg_pipeline *pipeline,
+                                              const sg_pipeline_batch *batch, size_t batch_size,
+                                              size_t bind_size, uint64_t *index);
+#ifndef SG_BUILDING_LIBRARY
+static inline sg_status sg_pipeline_try_submit(sg_pipeline *pipeline,
+                                               const sg_pipeline_batch *batch, uint64_t *index) {
+  return sg_pipeline_try_submit_sized(pipeline, batch, sizeof *batch, sizeof *batch->binds, index);
+}
+#else
+sg_status sg_pipeline_try_submit(sg_pipeline *pipeline, const sg_pipeline_batch *batch,
+                                 uint64_t *index);
+#endif
 
 /* Reports the batches that have completed, without waiting. SG_OK, or
  * SG_ERR_STOPPED once a batch has failed. */
@@ -229,11 +274,37 @@ typedef struct sg_pipeline_stats {
   sg_status fail_status;     /* when stopped: its status */
 } sg_pipeline_stats;
 
-SG_API sg_status sg_pipeline_get_stats(const sg_pipeline *pipeline, sg_pipeline_stats *stats);
+SG_API sg_status sg_pipeline_get_stats_sized(const sg_pipeline *pipeline, sg_pipeline_stats *stats,
+                                             size_t stats_size);
+#ifndef SG_BUILDING_LIBRARY
+static inline sg_status sg_pipeline_get_stats(const sg_pipeline *pipeline, sg_pipeline_stats *stats) {
+  return sg_pipeline_get_stats_sized(pipeline, stats, sizeof *stats);
+}
+#else
+sg_status sg_pipeline_get_stats(const sg_pipeline *pipeline, sg_pipeline_stats *stats);
+#endif
+
+/* Writes the launches every instance keeps (options.exec.trace set) as one
+ * Chrome trace JSON timeline: one process per instance, each launch
+ * labelled with its batch ("batch 7"), so that batch i's compute and batch
+ * i+1's upload are seen side by side; staging copy threads in a process of
+ * their own. Waits for the batches in flight first, without reporting them.
+ * SG_ERR_INVALID_ARGUMENT when the pipeline was created without tracing. */
+SG_API sg_status sg_pipeline_write_trace(sg_pipeline *pipeline, const char *path);
 
 /* A copy of instance `index` (its executable and data). */
-SG_API sg_status sg_pipeline_get_instance(const sg_pipeline *pipeline, unsigned index,
-                                          sg_pipeline_instance *instance);
+SG_API sg_status sg_pipeline_get_instance_sized(const sg_pipeline *pipeline, unsigned index,
+                                                sg_pipeline_instance *instance,
+                                                size_t instance_size);
+#ifndef SG_BUILDING_LIBRARY
+static inline sg_status sg_pipeline_get_instance(const sg_pipeline *pipeline, unsigned index,
+                                                 sg_pipeline_instance *instance) {
+  return sg_pipeline_get_instance_sized(pipeline, index, instance, sizeof *instance);
+}
+#else
+sg_status sg_pipeline_get_instance(const sg_pipeline *pipeline, unsigned index,
+                                   sg_pipeline_instance *instance);
+#endif
 
 #ifdef __cplusplus
 }

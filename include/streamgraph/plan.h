@@ -60,7 +60,15 @@ typedef struct sg_plan_summary {
                                   critical_path_nodes unless merging chains cost concurrency */
 } sg_plan_summary;
 
-SG_API sg_status sg_plan_get_summary(const sg_plan *plan, sg_plan_summary *summary);
+SG_API sg_status sg_plan_get_summary_sized(const sg_plan *plan, sg_plan_summary *summary,
+                                           size_t summary_size);
+#ifndef SG_BUILDING_LIBRARY
+static inline sg_status sg_plan_get_summary(const sg_plan *plan, sg_plan_summary *summary) {
+  return sg_plan_get_summary_sized(plan, summary, sizeof *summary);
+}
+#else
+sg_status sg_plan_get_summary(const sg_plan *plan, sg_plan_summary *summary);
+#endif
 
 typedef struct sg_plan_node_info {
   unsigned stream;             /* the stream it runs on, 0-based */
@@ -72,7 +80,15 @@ typedef struct sg_plan_node_info {
 } sg_plan_node_info;
 
 /* `node` is a handle of the graph the plan was made from. */
-SG_API sg_status sg_plan_get_node(const sg_plan *plan, sg_node node, sg_plan_node_info *info);
+SG_API sg_status sg_plan_get_node_sized(const sg_plan *plan, sg_node node, sg_plan_node_info *info,
+                                        size_t info_size);
+#ifndef SG_BUILDING_LIBRARY
+static inline sg_status sg_plan_get_node(const sg_plan *plan, sg_node node, sg_plan_node_info *info) {
+  return sg_plan_get_node_sized(plan, node, info, sizeof *info);
+}
+#else
+sg_status sg_plan_get_node(const sg_plan *plan, sg_node node, sg_plan_node_info *info);
+#endif
 
 /* One event a node waits for before it starts. */
 typedef struct sg_plan_wait {

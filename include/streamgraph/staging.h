@@ -107,11 +107,27 @@ typedef struct sg_pinned_pool_options {
 } sg_pinned_pool_options;
 
 /* Fills `opts` with the defaults. Always start from this. */
-SG_API void sg_pinned_pool_options_init(sg_pinned_pool_options *opts);
+SG_API void sg_pinned_pool_options_init_sized(sg_pinned_pool_options *opts, size_t opts_size);
+#ifndef SG_BUILDING_LIBRARY
+static inline void sg_pinned_pool_options_init(sg_pinned_pool_options *opts) {
+  sg_pinned_pool_options_init_sized(opts, sizeof *opts);
+}
+#else
+void sg_pinned_pool_options_init(sg_pinned_pool_options *opts);
+#endif
 
 /* Creates a pool (NULL options: the defaults). Prewarming allocates now, so
  * that no launch pays for pinned allocation. */
-SG_API sg_status sg_pinned_pool_create(const sg_pinned_pool_options *opts, sg_pinned_pool **out);
+SG_API sg_status sg_pinned_pool_create_sized(const sg_pinned_pool_options *opts, size_t opts_size,
+                                             sg_pinned_pool **out);
+#ifndef SG_BUILDING_LIBRARY
+static inline sg_status sg_pinned_pool_create(const sg_pinned_pool_options *opts,
+                                              sg_pinned_pool **out) {
+  return sg_pinned_pool_create_sized(opts, sizeof *opts, out);
+}
+#else
+sg_status sg_pinned_pool_create(const sg_pinned_pool_options *opts, sg_pinned_pool **out);
+#endif
 
 /* Destroys a pool. SG_ERR_INVALID_ARGUMENT while executables still use it
  * (destroy them first): an executable whose options name the pool uses it
@@ -145,7 +161,16 @@ typedef struct sg_pinned_pool_stats {
 } sg_pinned_pool_stats;
 
 /* NULL pool: the default pool (zeroed statistics if it does not exist yet). */
-SG_API sg_status sg_pinned_pool_get_stats(const sg_pinned_pool *pool, sg_pinned_pool_stats *stats);
+SG_API sg_status sg_pinned_pool_get_stats_sized(const sg_pinned_pool *pool,
+                                                sg_pinned_pool_stats *stats, size_t stats_size);
+#ifndef SG_BUILDING_LIBRARY
+static inline sg_status sg_pinned_pool_get_stats(const sg_pinned_pool *pool,
+                                                 sg_pinned_pool_stats *stats) {
+  return sg_pinned_pool_get_stats_sized(pool, stats, sizeof *stats);
+}
+#else
+sg_status sg_pinned_pool_get_stats(const sg_pinned_pool *pool, sg_pinned_pool_stats *stats);
+#endif
 
 /* ---- registration cache ------------------------------------------------ */
 /* One cache per process and backend (CUDA registrations are process-wide).
@@ -167,7 +192,15 @@ typedef struct sg_registration_stats {
 
 /* Statistics of the cache of `backend` (SG_BACKEND_CUDA or SG_BACKEND_HOST,
  * whose cache only emulates pinning, for tests). */
-SG_API sg_status sg_registration_get_stats(sg_backend backend, sg_registration_stats *stats);
+SG_API sg_status sg_registration_get_stats_sized(sg_backend backend, sg_registration_stats *stats,
+                                                 size_t stats_size);
+#ifndef SG_BUILDING_LIBRARY
+static inline sg_status sg_registration_get_stats(sg_backend backend, sg_registration_stats *stats) {
+  return sg_registration_get_stats_sized(backend, stats, sizeof *stats);
+}
+#else
+sg_status sg_registration_get_stats(sg_backend backend, sg_registration_stats *stats);
+#endif
 
 /* Sets the limit on registered bytes of both caches (default 2 GiB; 0
  * disables registration: buffers are staged instead). Entries above a

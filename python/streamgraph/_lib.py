@@ -138,7 +138,8 @@ class sg_staging_options(ctypes.Structure):
 class sg_exec_options(ctypes.Structure):
     _fields_ = [("backend", ctypes.c_int), ("mode", ctypes.c_int), ("build", ctypes.c_int),
                 ("max_streams", ctypes.c_uint), ("device", ctypes.c_int),
-                ("staging", sg_staging_options), ("trace", ctypes.c_int)]
+                ("staging", sg_staging_options), ("trace", ctypes.c_int),
+                ("trace_launches", ctypes.c_uint)]
 
 
 class sg_exec_info(ctypes.Structure):
@@ -238,6 +239,28 @@ def _proto(name, args, res=status_t, optional=False):
     return fn
 
 
+def _sized(name, args, sizes, res=status_t, optional=False):
+    """Binds <name>_sized, which takes each struct's size after its pointer
+    (docs/abi.md), and returns a function of the plain call's arguments
+    that passes the sizes of this module's mirrors. `sizes`: (the position
+    of the pointer among the plain arguments, its struct), in order."""
+    full = list(args)
+    for pos, _ in reversed(sizes):
+        full.insert(pos + 1, _sz)
+    fn = _proto(name + "_sized", full, res, optional)
+    if fn is None:
+        return None
+
+    def call(*a):
+        a = list(a)
+        for pos, cls in reversed(sizes):
+            a.insert(pos + 1, ctypes.sizeof(cls))
+        return fn(*a)
+
+    call.__name__ = name
+    return call
+
+
 sg_status_name = _proto("sg_status_name", [status_t], ctypes.c_char_p)
 sg_last_error = _proto("sg_last_error", [], ctypes.c_char_p)
 sg_backend_resolve = _proto("sg_backend_resolve", [_int], _int)
@@ -251,63 +274,84 @@ sg_node_index = _proto("sg_node_index", [sg_node], _u32)
 sg_graph_create = _proto("sg_graph_create", [_P(_vp)])
 sg_graph_destroy = _proto("sg_graph_destroy", [_vp])
 _deps = [_P(sg_node), _sz, _P(sg_node)]
-sg_graph_add_copy = _proto("sg_graph_add_copy", [_vp, _P(sg_copy_desc)] + _deps)
-sg_graph_add_kernel = _proto("sg_graph_add_kernel", [_vp, _P(sg_kernel_desc)] + _deps)
-sg_graph_add_memset = _proto("sg_graph_add_memset", [_vp, _P(sg_memset_desc)] + _deps)
-sg_graph_add_host = _proto("sg_graph_add_host", [_vp, _P(sg_host_desc)] + _deps)
+sg_graph_add_copy = _sized("sg_graph_add_copy", [_vp, _P(sg_copy_desc)] + _deps,
+                           [(1, sg_copy_desc)])
+sg_graph_add_kernel = _sized("sg_graph_add_kernel", [_vp, _P(sg_kernel_desc)] + _deps,
+                             [(1, sg_kernel_desc)])
+sg_graph_add_memset = _sized("sg_graph_add_memset", [_vp, _P(sg_memset_desc)] + _deps,
+                             [(1, sg_memset_desc)])
+sg_graph_add_host = _sized("sg_graph_add_host", [_vp, _P(sg_host_desc)] + _deps,
+                           [(1, sg_host_desc)])
 sg_graph_add_empty = _proto("sg_graph_add_empty", [_vp, ctypes.c_char_p] + _deps)
 sg_graph_add_edge = _proto("sg_graph_add_edge", [_vp, sg_node, sg_node])
-sg_graph_set_kernel = _proto("sg_graph_set_kernel", [_vp, sg_node, _P(sg_kernel_desc)])
-sg_graph_set_copy = _proto("sg_graph_set_copy", [_vp, sg_node, _P(sg_copy_desc)])
-sg_graph_set_memset = _proto("sg_graph_set_memset", [_vp, sg_node, _P(sg_memset_desc)])
-sg_graph_set_host = _proto("sg_graph_set_host", [_vp, sg_node, _P(sg_host_desc)])
+sg_graph_set_kernel = _sized("sg_graph_set_kernel", [_vp, sg_node, _P(sg_kernel_desc)],
+                             [(2, sg_kernel_desc)])
+sg_graph_set_copy = _sized("sg_graph_set_copy", [_vp, sg_node, _P(sg_copy_desc)],
+                           [(2, sg_copy_desc)])
+sg_graph_set_memset = _sized("sg_graph_set_memset", [_vp, sg_node, _P(sg_memset_desc)],
+                             [(2, sg_memset_desc)])
+sg_graph_set_host = _sized("sg_graph_set_host", [_vp, sg_node, _P(sg_host_desc)],
+                           [(2, sg_host_desc)])
 sg_graph_node_count = _proto("sg_graph_node_count", [_vp, _P(_sz)])
 sg_graph_edge_count = _proto("sg_graph_edge_count", [_vp, _P(_sz)])
 sg_graph_validate = _proto("sg_graph_validate", [_vp])
 
-sg_exec_options_init = _proto("sg_exec_options_init", [_P(sg_exec_options)], None)
-sg_exec_create = _proto("sg_exec_create", [_vp, _P(sg_exec_options), _P(_vp)])
+sg_exec_options_init = _sized("sg_exec_options_init", [_P(sg_exec_options)],
+                              [(0, sg_exec_options)], None)
+sg_exec_create = _sized("sg_exec_create", [_vp, _P(sg_exec_options), _P(_vp)],
+                        [(1, sg_exec_options)])
 sg_exec_destroy = _proto("sg_exec_destroy", [_vp])
 sg_exec_launch = _proto("sg_exec_launch", [_vp, _vp])
 sg_exec_wait = _proto("sg_exec_wait", [_vp])
 sg_exec_query = _proto("sg_exec_query", [_vp])
-sg_exec_get_info = _proto("sg_exec_get_info", [_vp, _P(sg_exec_info)])
-sg_exec_get_stats = _proto("sg_exec_get_stats", [_vp, _P(sg_exec_stats)])
-sg_exec_set_kernel = _proto("sg_exec_set_kernel", [_vp, sg_node, _P(sg_kernel_desc)])
-sg_exec_set_copy = _proto("sg_exec_set_copy", [_vp, sg_node, _P(sg_copy_desc)])
-sg_exec_set_memset = _proto("sg_exec_set_memset", [_vp, sg_node, _P(sg_memset_desc)])
-sg_exec_set_host = _proto("sg_exec_set_host", [_vp, sg_node, _P(sg_host_desc)])
+sg_exec_get_info = _sized("sg_exec_get_info", [_vp, _P(sg_exec_info)], [(1, sg_exec_info)])
+sg_exec_get_stats = _sized("sg_exec_get_stats", [_vp, _P(sg_exec_stats)], [(1, sg_exec_stats)])
+sg_exec_set_kernel = _sized("sg_exec_set_kernel", [_vp, sg_node, _P(sg_kernel_desc)],
+                            [(2, sg_kernel_desc)])
+sg_exec_set_copy = _sized("sg_exec_set_copy", [_vp, sg_node, _P(sg_copy_desc)],
+                          [(2, sg_copy_desc)])
+sg_exec_set_memset = _sized("sg_exec_set_memset", [_vp, sg_node, _P(sg_memset_desc)],
+                            [(2, sg_memset_desc)])
+sg_exec_set_host = _sized("sg_exec_set_host", [_vp, sg_node, _P(sg_host_desc)],
+                          [(2, sg_host_desc)])
 sg_exec_update = _proto("sg_exec_update", [_vp, _vp])
 sg_exec_write_trace = _proto("sg_exec_write_trace", [_vp, ctypes.c_char_p])
 
-sg_pipeline_options_init = _proto("sg_pipeline_options_init", [_P(sg_pipeline_options)], None)
-sg_pipeline_create = _proto("sg_pipeline_create", [_vp, _P(sg_pipeline_options), _P(_vp)])
+sg_pipeline_options_init = _sized("sg_pipeline_options_init", [_P(sg_pipeline_options)],
+                                  [(0, sg_pipeline_options)], None)
+sg_pipeline_create = _sized("sg_pipeline_create", [_vp, _P(sg_pipeline_options), _P(_vp)],
+                            [(1, sg_pipeline_options)])
 sg_pipeline_destroy = _proto("sg_pipeline_destroy", [_vp])
-sg_pipeline_instance_bind = _proto("sg_pipeline_instance_bind",
-                                   [_P(sg_pipeline_instance), _P(sg_pipeline_bind), _sz])
+sg_pipeline_instance_bind = _sized("sg_pipeline_instance_bind",
+                                   [_P(sg_pipeline_instance), _P(sg_pipeline_bind), _sz],
+                                   [(0, sg_pipeline_instance), (1, sg_pipeline_bind)])
 _submit = [_vp, _P(sg_pipeline_batch), _P(ctypes.c_uint64)]
-sg_pipeline_submit = _proto("sg_pipeline_submit", _submit)
-sg_pipeline_try_submit = _proto("sg_pipeline_try_submit", _submit)
+_batch_sizes = [(1, sg_pipeline_batch), (1, sg_pipeline_bind)]
+sg_pipeline_submit = _sized("sg_pipeline_submit", _submit, _batch_sizes)
+sg_pipeline_try_submit = _sized("sg_pipeline_try_submit", _submit, _batch_sizes)
 sg_pipeline_poll = _proto("sg_pipeline_poll", [_vp])
 sg_pipeline_wait = _proto("sg_pipeline_wait", [_vp, ctypes.c_uint64])
 sg_pipeline_drain = _proto("sg_pipeline_drain", [_vp])
-sg_pipeline_get_stats = _proto("sg_pipeline_get_stats", [_vp, _P(sg_pipeline_stats)])
+sg_pipeline_get_stats = _sized("sg_pipeline_get_stats", [_vp, _P(sg_pipeline_stats)],
+                               [(1, sg_pipeline_stats)])
 
 # Testing support (streamgraph/testing.h); a library may leave it out.
 sg_live_allocations = _proto("sg_live_allocations", [], ctypes.c_long, optional=True)
 
-sg_module_options_init = _proto("sg_module_options_init", [_P(sg_module_options)], None,
-                                optional=True)
-sg_module_create_from_source = _proto(
+sg_module_options_init = _sized("sg_module_options_init", [_P(sg_module_options)],
+                                [(0, sg_module_options)], None, optional=True)
+sg_module_create_from_source = _sized(
     "sg_module_create_from_source", [ctypes.c_char_p, _P(sg_module_options), _P(_vp)],
-    optional=True)
-sg_module_create_from_image = _proto(
-    "sg_module_create_from_image", [_vp, _sz, _P(sg_module_options), _P(_vp)], optional=True)
-sg_module_create_from_file = _proto(
+    [(1, sg_module_options)], optional=True)
+sg_module_create_from_image = _sized(
+    "sg_module_create_from_image", [_vp, _sz, _P(sg_module_options), _P(_vp)],
+    [(2, sg_module_options)], optional=True)
+sg_module_create_from_file = _sized(
     "sg_module_create_from_file", [ctypes.c_char_p, _P(sg_module_options), _P(_vp)],
-    optional=True)
+    [(1, sg_module_options)], optional=True)
 sg_module_destroy = _proto("sg_module_destroy", [_vp], optional=True)
 sg_module_get_kernel = _proto("sg_module_get_kernel", [_vp, ctypes.c_char_p, _P(_vp)],
                               optional=True)
 sg_module_get_log = _proto("sg_module_get_log", [_vp, _P(ctypes.c_char_p)], optional=True)
-sg_module_get_stats = _proto("sg_module_get_stats", [_P(sg_module_stats)], optional=True)
+sg_module_get_stats = _sized("sg_module_get_stats", [_P(sg_module_stats)], [(0, sg_module_stats)],
+                             optional=True)

@@ -2,10 +2,12 @@
  * box per node, shaped by kind and labelled with its name, kind, index and
  * the parameter that tells nodes apart (a copy's direction and size, a
  * kernel's launch shape); one arrow per distinct edge, as the graph was
- * built (sg_plan_to_dot draws what the plan made of it). */
+ * built (sg_plan_to_dot draws what the plan made of it). Executables keep
+ * a snapshot of their graph, which is drawn the same way. */
 #include "core/error.h"
 #include "core/graph_internal.h"
 #include "core/handles.h"
+#include "core/snapshot.h"
 #include "core/text.h"
 
 static const char *shape(sg__node_kind kind) {
@@ -52,24 +54,34 @@ static void put_node(sg__text *t, const sg__node *node, uint32_t i) {
   sg__text_printf(t, "\"];\n");
 }
 
+sg_status sg__snapshot_to_dot(const sg__snapshot *snap, char **dot) {
+  *dot = NULL;
+  sg__text t = {0};
+  sg__text_printf(&t, "digraph graph_%u {\n  /* %u nodes, %u edges */\n  label=\"",
+                  snap->graph_serial, snap->node_count, snap->edge_count);
+  if (snap->graph_name) sg__text_dot(&t, snap->graph_name);
+  else sg__text_printf(&t, "graph %u", snap->graph_serial);
+  sg__text_printf(&t, "\"; labelloc=t; fontname=\"Helvetica\";\n  node [style=rounded, "
+                      "fontname=\"Helvetica\"];\n");
+  for (uint32_t i = 0; i < snap->node_count; i++) put_node(&t, &snap->nodes[i], i);
+  for (uint32_t u = 0; u < snap->node_count; u++)
+    for (uint32_t e = snap->succ_start[u]; e < snap->succ_start[u + 1]; e++)
+      sg__text_printf(&t, "  n%u -> n%u;\n", u, snap->succ[e]);
+  sg__text_printf(&t, "}\n");
+  *dot = sg__text_take(&t);
+  return *dot ? SG_OK : SG_ERR_OUT_OF_MEMORY;
+}
+
 sg_status sg_graph_to_dot(const sg_graph *graph, char **dot) {
   if (!dot) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: dot is NULL", __func__);
   *dot = NULL;
   sg_status st = sg__handle_check(graph, SG__HANDLE_GRAPH, __func__, "graph");
   if (st) return st;
-  sg__text t = {0};
-  sg__text_printf(&t, "digraph graph_%u {\n  /* %u nodes, %u edges */\n  label=\"",
-                  graph->serial, graph->node_count, graph->edges.count);
-  if (graph->name) sg__text_dot(&t, graph->name);
-  else sg__text_printf(&t, "graph %u", graph->serial);
-  sg__text_printf(&t, "\"; labelloc=t; fontname=\"Helvetica\";\n  node [style=rounded, "
-                      "fontname=\"Helvetica\"];\n");
-  for (uint32_t i = 0; i < graph->node_count; i++) put_node(&t, &graph->nodes[i], i);
-  for (uint32_t e = 0; e < graph->edges.count; e++)
-    sg__text_printf(&t, "  n%u -> n%u;\n", graph->edges.from[e], graph->edges.to[e]);
-  sg__text_printf(&t, "}\n");
-  *dot = sg__text_take(&t);
-  if (!*dot)
+  sg__snapshot snap;
+  st = sg__graph_snapshot_shallow(graph, &snap);
+  if (!st) st = sg__snapshot_to_dot(&snap, dot);
+  sg__snapshot_free(&snap);
+  if (st)
     return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory writing %u nodes", __func__,
                     graph->node_count);
   return SG_OK;

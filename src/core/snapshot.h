@@ -30,6 +30,10 @@ void sg__snapshot_free(sg__snapshot *snap);
  * listing the nodes of one cycle in order. */
 sg_status sg__snapshot_check_acyclic(const sg__snapshot *snap, const char *fn);
 
+/* The snapshot as Graphviz DOT (sg_graph_to_dot's format, graph_dot.c),
+ * allocated; SG_ERR_OUT_OF_MEMORY without a message. */
+sg_status sg__snapshot_to_dot(const sg__snapshot *snap, char **dot);
+
 /* 1 if both have the same node count, node kinds and edges. */
 int sg__snapshot_same_topology(const sg__snapshot *a, const sg__snapshot *b);
 

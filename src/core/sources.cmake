@@ -1,6 +1,7 @@
 # Sources of src/core (paths relative to src/): the base.
 list(APPEND SG_C_SOURCES
   core/version.c
+  core/abi.c
   core/error.c
   core/in_use.c
   core/fault.c

@@ -30,15 +30,32 @@ static void drain(sg__cuda_state *b) {
   cudaGetLastError();
 }
 
-static void now_idle(sg__cuda_state *b) {
+/* Nothing runs: reads the traced launches' times back. The device is made
+ * current for the anchor event the tracer may renew; if it cannot be, the
+ * times stay pending until the next wait. */
+static void collect_trace(sg__cuda_state *b, const char *fn) {
+  if (!b->tracer.trace) return;
+  if (sg__exec_has_failed(b->exec)) {
+    sg__cuda_tracer_forget(&b->tracer); /* a failed launch's events may never complete */
+    return;
+  }
+  int previous;
+  if (sg__cuda_enter(b->device, &previous, fn)) return;
+  sg__cuda_tracer_collect(&b->tracer, b->streams[0]);
+  sg__cuda_leave(b->device, previous);
+}
+
+static void now_idle(sg__cuda_state *b, const char *fn) {
   b->busy_done = b->busy_stream = b->interrupted = 0;
   sg__cuda_work_reap(b);
   sg__staging_settle(b->staging); /* staging: rings of ended copies are back in the pool */
+  collect_trace(b, fn);
 }
 
 sg_status sg__cuda_wait_idle(sg__cuda_state *b, const char *fn) {
   if (!b->busy_done && !b->busy_stream && !b->interrupted) {
     sg__cuda_work_reap(b);
+    collect_trace(b, fn);
     return SG_OK;
   }
   /* Streams and events carry their device: no need to make it current,
@@ -57,7 +74,7 @@ sg_status sg__cuda_wait_idle(sg__cuda_state *b, const char *fn) {
     launch_failed(b, err, call, fn);
     drain(b);
   }
-  now_idle(b);
+  now_idle(b, fn);
   return SG_OK;
 }
 
@@ -89,7 +106,7 @@ static sg_status cuda_query(sg_exec *exec) {
     launch_failed(b, err, "cudaStreamQuery / cudaEventQuery", fn);
     drain(b);
   }
-  now_idle(b);
+  now_idle(b, fn);
   return SG_OK;
 }
 
@@ -98,6 +115,7 @@ static sg_status cuda_query(sg_exec *exec) {
 static void free_backend(sg__cuda_state *b) {
   sg__staging_cuda_release(b->staging); /* staging: off the conductor, helper streams */
   sg__cuda_graph_free(&b->g);
+  sg__cuda_tracer_free(&b->tracer); /* after the graph whose nodes record its events */
   sg__cuda_streams_free(b);
   sg__staging_destroy(b->staging);      /* staging: after the graph that names its rings */
   if (b->work)
@@ -169,7 +187,9 @@ static sg_status cuda_create(sg_exec *exec, const char *fn) {
   if (!st) st = sg__staging_create(exec, exec->options.mode == SG_MODE_GRAPH, fn, &b->staging);
   if (!st)
     st = exec->options.mode == SG_MODE_GRAPH ? sg__cuda_graph_create(b, fn)
-                                             : sg__cuda_streams_make(b, exec->options.trace, fn);
+                                             : sg__cuda_streams_make(b, fn);
+  if (!st && exec->options.mode != SG_MODE_GRAPH && exec->trace)
+    st = sg__cuda_tracer_make(&b->tracer, exec->trace, b->s->node_count, b->streams[0], fn);
   const int device = b->device;
   if (st) {
     drain(b); /* an upload or a capture may have enqueued work */
@@ -185,10 +205,10 @@ static sg_status cuda_create(sg_exec *exec, const char *fn) {
 
 /* ---- launching, updating, tracing -------------------------------------- */
 
-static sg_status cuda_launch(sg_exec *exec, void *cuda_stream) {
+static sg_status cuda_launch(sg_exec *exec, void *cuda_stream, uint64_t launch) {
   sg__cuda_state *b = exec->backend;
-  return exec->options.mode == SG_MODE_GRAPH ? sg__cuda_graph_launch(b, cuda_stream)
-                                             : sg__cuda_streams_launch(b, cuda_stream);
+  return exec->options.mode == SG_MODE_GRAPH ? sg__cuda_graph_launch(b, cuda_stream, launch)
+                                             : sg__cuda_streams_launch(b, cuda_stream, launch);
 }
 
 static sg_status cuda_update_node(sg_exec *exec, uint32_t index, const sg__node *fresh,
@@ -230,15 +250,6 @@ static sg_status cuda_update_node(sg_exec *exec, uint32_t index, const sg__node 
   return st;
 }
 
-static sg_status cuda_get_trace(sg_exec *exec, uint64_t *start_ns, uint64_t *end_ns) {
-  sg__cuda_state *b = exec->backend;
-  if (exec->options.mode == SG_MODE_GRAPH)
-    return sg__fail(SG_ERR_UNSUPPORTED,
-                    "sg_exec_get_trace: graph mode does not time nodes (one cudaGraphLaunch runs "
-                    "them all); trace in streams mode, or use Nsight Systems");
-  return sg__cuda_streams_trace(b, start_ns, end_ns);
-}
-
 static const sg__backend_ops cuda_ops = {
     .name = "cuda",
     .create = cuda_create,
@@ -247,7 +258,6 @@ static const sg__backend_ops cuda_ops = {
     .wait = cuda_wait,
     .query = cuda_query,
     .update_node = cuda_update_node,
-    .get_trace = cuda_get_trace,
 };
 
 const struct sg__backend_ops *sg__cuda_backend(void) { return &cuda_ops; }

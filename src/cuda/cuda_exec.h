@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "core/node.h"
+#include "cuda/cuda_trace.h"
 #include "exec/backend.h"
 #include "plan/schedule.h"
 
@@ -65,6 +66,11 @@ typedef struct sg__cuda_graph {
   cudaGraphExec_t exec;
   cudaGraphNode_t *nodes;  /* node_count */
   sg__cuda_kernel_fn *kernel_fns; /* node_count, made on the first kernel update */
+  /* A traced graph's event-record nodes (2 * node_count + 1, numbered as
+   * sg__cuda_trace_event says), or NULL; the tracer's set whose events they
+   * record now. */
+  cudaGraphNode_t *trace_nodes;
+  unsigned trace_set;
 } sg__cuda_graph;
 
 typedef struct sg__cuda_state {
@@ -88,8 +94,8 @@ typedef struct sg__cuda_state {
   cudaEvent_t fork;            /* recorded in the caller's stream */
   cudaEvent_t start;           /* streams[0] at the start of a launch (timed when tracing) */
   cudaEvent_t done;            /* the end of the latest launch */
-  cudaEvent_t *trace_start;    /* node -> around the node in the latest launch (tracing) */
-  cudaEvent_t *trace_end;
+  sg__cuda_tracer tracer;      /* traced executables: the launches' events (cuda_trace.h);
+                                  zeroed (tracer.trace NULL) otherwise */
 
   sg__cuda_graph g;            /* graph mode */
   struct sg__staging *staging; /* staging (src/staging): how pageable copies run; NULL when
@@ -180,14 +186,13 @@ sg_status sg__cuda_stream_fn_capture(sg__cuda_state *b, uint32_t index, const sg
 
 /* ---- streams_mode.c ----------------------------------------------------- */
 
-/* Creates the streams and events (cuda_streams.c); trace events when
- * `tracing`. On failure frees what it made. */
-sg_status sg__cuda_streams_make(sg__cuda_state *b, int tracing, const char *fn);
+/* Creates the streams and events (cuda_streams.c). On failure frees what
+ * it made. */
+sg_status sg__cuda_streams_make(sg__cuda_state *b, const char *fn);
 /* Only streams[0] and `done` (graph mode, explicit build). */
 sg_status sg__cuda_streams_make_one(sg__cuda_state *b, const char *fn);
 void sg__cuda_streams_free(sg__cuda_state *b);
-sg_status sg__cuda_streams_launch(sg__cuda_state *b, void *cuda_stream);
-sg_status sg__cuda_streams_trace(sg__cuda_state *b, uint64_t *start_ns, uint64_t *end_ns);
+sg_status sg__cuda_streams_launch(sg__cuda_state *b, void *cuda_stream, uint64_t launch);
 
 /* ---- graph_mode.c, graph_explicit.c, graph_capture.c, graph_update.c,
  * graph_kernel_update.c ------------------------------------------------- */
@@ -200,7 +205,7 @@ sg_status sg__cuda_graph_create(sg__cuda_state *b, const char *fn);
  * graph we build from the library's cost around it. */
 sg_status sg__cuda_graph_of(const sg_exec *exec, cudaGraphExec_t *graph_exec,
                             const cudaGraphNode_t **nodes);
-sg_status sg__cuda_graph_launch(sg__cuda_state *b, void *cuda_stream);
+sg_status sg__cuda_graph_launch(sg__cuda_state *b, void *cuda_stream, uint64_t launch);
 /* Builds and instantiates the graph from the snapshot, b->route and
  * b->work as they are now; on success replaces b->g (the caller has waited
  * for launches in flight). On failure b->g is untouched. */

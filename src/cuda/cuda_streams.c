@@ -10,7 +10,8 @@
  * implicitly: ordering with a caller's stream is always explicit (fork and
  * join events), and a capture never involves stream 0. Events that only
  * order work are created without timing, which makes record and wait
- * cheaper; the start event and the trace events time. */
+ * cheaper; the events that time traced launches are the tracer's
+ * (cuda_trace.c). */
 #include "core/sys.h"
 #include "cuda/cuda_call.h"
 #include "cuda/cuda_exec.h"
@@ -25,8 +26,6 @@ void sg__cuda_streams_free(sg__cuda_state *b) {
   const sg__schedule *s = b->s;
   destroy_events(b->events, s->event_count);
   destroy_events(b->joins, b->stream_count);
-  destroy_events(b->trace_start, s->node_count);
-  destroy_events(b->trace_end, s->node_count);
   destroy_events(&b->fork, 1);
   destroy_events(&b->start, 1);
   destroy_events(&b->done, 1);
@@ -35,11 +34,9 @@ void sg__cuda_streams_free(sg__cuda_state *b) {
       if (b->streams[i]) cudaStreamDestroy(b->streams[i]);
   sg__free(b->events);
   sg__free(b->joins);
-  sg__free(b->trace_start);
-  sg__free(b->trace_end);
   sg__free(b->streams);
   sg__free(b->node_stream);
-  b->events = b->joins = b->trace_start = b->trace_end = NULL;
+  b->events = b->joins = NULL;
   b->fork = b->start = b->done = NULL;
   b->streams = b->node_stream = NULL;
 }
@@ -78,7 +75,7 @@ sg_status sg__cuda_streams_make_one(sg__cuda_state *b, const char *fn) {
   return SG_OK;
 }
 
-sg_status sg__cuda_streams_make(sg__cuda_state *b, int tracing, const char *fn) {
+sg_status sg__cuda_streams_make(sg__cuda_state *b, const char *fn) {
   const sg__schedule *s = b->s;
   b->stream_count = s->stream_count ? s->stream_count : 1;
   size_t nodes = s->node_count ? s->node_count : 1;
@@ -86,13 +83,7 @@ sg_status sg__cuda_streams_make(sg__cuda_state *b, int tracing, const char *fn) 
   b->joins = sg__calloc(b->stream_count, sizeof *b->joins);
   b->node_stream = sg__calloc(nodes, sizeof *b->node_stream);
   b->events = sg__calloc(s->event_count ? s->event_count : 1, sizeof *b->events);
-  int oom = !b->streams || !b->joins || !b->node_stream || !b->events;
-  if (!oom && tracing) {
-    b->trace_start = sg__calloc(nodes, sizeof *b->trace_start);
-    b->trace_end = sg__calloc(nodes, sizeof *b->trace_end);
-    oom = !b->trace_start || !b->trace_end;
-  }
-  if (oom) {
+  if (!b->streams || !b->joins || !b->node_stream || !b->events) {
     sg__cuda_streams_free(b);
     return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
   }
@@ -110,12 +101,8 @@ sg_status sg__cuda_streams_make(sg__cuda_state *b, int tracing, const char *fn) 
     if (err == cudaSuccess && b->stream_count > 1)
       err = make_events(b->joins + 1, b->stream_count - 1, sync);
     if (err == cudaSuccess) err = make_events(&b->fork, 1, sync);
-    if (err == cudaSuccess) err = make_events(&b->start, 1, tracing ? cudaEventDefault : sync);
+    if (err == cudaSuccess) err = make_events(&b->start, 1, sync);
     if (err == cudaSuccess) err = make_events(&b->done, 1, sync);
-    if (err == cudaSuccess && tracing) {
-      err = make_events(b->trace_start, s->node_count, cudaEventDefault);
-      if (err == cudaSuccess) err = make_events(b->trace_end, s->node_count, cudaEventDefault);
-    }
   }
   if (err != cudaSuccess) {
     sg__cuda_streams_free(b);

@@ -75,8 +75,21 @@ static sg_status replay(sg__cuda_state *b, cudaGraph_t *children, const char *fn
   const sg__schedule *s = b->s;
   cudaStream_t s0 = b->streams[0];
   char msg[SG_ERROR_MESSAGE_BYTES], where[SG__LABEL_BYTES + 64];
-  const char *call = "cudaEventRecord (fork)";
-  cudaError_t err = SG_CUDA(cudaEventRecord(b->fork, s0));
+  /* Traced: the launch's start, then each node between its "before" and
+   * "after" events, all recorded as event-record nodes of the graph
+   * (external events), whose graph nodes a launch re-points. */
+  cudaGraphNode_t *trace = out->trace_nodes;
+  const sg__cuda_trace_set *set = trace ? &b->tracer.sets[0] : NULL;
+  const char *call = "cudaEventRecordWithFlags (trace, external)";
+  cudaError_t err = cudaSuccess;
+  if (trace) {
+    err = SG_CUDA(cudaEventRecordWithFlags(set->start, s0, cudaEventRecordExternal));
+    if (err == cudaSuccess) err = captured_node(s0, &trace[0]);
+    if (err == cudaSuccess && !trace[0]) err = cudaErrorStreamCaptureUnjoined;
+    if (err != cudaSuccess) return sg__cuda_fail(err, call, fn);
+  }
+  call = "cudaEventRecord (fork)";
+  err = SG_CUDA(cudaEventRecord(b->fork, s0));
   for (uint32_t i = 1; i < b->stream_count && err == cudaSuccess; i++) {
     call = "cudaStreamWaitEvent (fork)";
     err = SG_CUDA(cudaStreamWaitEvent(b->streams[i], b->fork, 0));
@@ -89,6 +102,12 @@ static sg_status replay(sg__cuda_state *b, cudaGraph_t *children, const char *fn
     for (uint32_t w = s->wait_start[n]; w < s->wait_start[n + 1] && err == cudaSuccess; w++) {
       call = "cudaStreamWaitEvent";
       err = SG_CUDA(cudaStreamWaitEvent(stream, b->events[s->wait_event[w]], 0));
+    }
+    if (err == cudaSuccess && trace) {
+      call = "cudaEventRecordWithFlags (trace, external)";
+      err = SG_CUDA(cudaEventRecordWithFlags(set->before[n], stream, cudaEventRecordExternal));
+      if (err == cudaSuccess) err = captured_node(stream, &trace[1 + 2 * n]);
+      if (err == cudaSuccess && !trace[1 + 2 * n]) err = cudaErrorStreamCaptureUnjoined;
     }
     if (err == cudaSuccess) {
       switch ((sg__cuda_route)b->route[n]) {
@@ -107,6 +126,12 @@ static sg_status replay(sg__cuda_state *b, cudaGraph_t *children, const char *fn
           err = captured_node(stream, &out->nodes[n]);
         }
       }
+    }
+    if (err == cudaSuccess && trace) {
+      call = "cudaEventRecordWithFlags (trace, external)";
+      err = SG_CUDA(cudaEventRecordWithFlags(set->after[n], stream, cudaEventRecordExternal));
+      if (err == cudaSuccess) err = captured_node(stream, &trace[2 + 2 * n]);
+      if (err == cudaSuccess && !trace[2 + 2 * n]) err = cudaErrorStreamCaptureUnjoined;
     }
     if (err == cudaSuccess && s->record_event[n] >= 0) {
       call = "cudaEventRecord";

@@ -110,13 +110,36 @@ sg_status sg__cuda_build_explicit(sg__cuda_state *b, const char *fn, sg__cuda_gr
     out->graph = NULL;
     st = sg__cuda_fail(err, "cudaGraphCreate", fn);
   }
+  /* Traced: every edge u -> v runs from u's "after" event node to v's
+   * "before" event node, and a launch's start event node precedes every
+   * root, so the events are recorded in the graph's own order. */
+  cudaGraphNode_t *trace = out->trace_nodes;
+  const sg__cuda_trace_set *set = trace ? &b->tracer.sets[0] : NULL;
+  if (!st && trace) {
+    err = SG_CUDA(cudaGraphAddEventRecordNode(&trace[0], out->graph, NULL, 0, set->start));
+    if (err != cudaSuccess) st = sg__cuda_fail(err, "cudaGraphAddEventRecordNode (trace)", fn);
+  }
   for (uint32_t k = 0; k < s->node_count && !st; k++) {
     uint32_t v = s->order[k];
     size_t nd = 0;
-    for (uint32_t e = p.start[v]; e < p.start[v + 1]; e++) deps[nd++] = out->nodes[p.list[e]];
-    const char *call = "";
+    for (uint32_t e = p.start[v]; e < p.start[v + 1]; e++)
+      deps[nd++] = trace ? trace[2 + 2 * p.list[e]] : out->nodes[p.list[e]];
+    const char *call = "cudaGraphAddEventRecordNode (trace)";
     err = cudaSuccess;
-    st = add_node(b, v, out->graph, deps, nd, &out->nodes[v], fn, &call, &err);
+    if (trace) {
+      err = SG_CUDA(cudaGraphAddEventRecordNode(&trace[1 + 2 * v], out->graph,
+                                                nd ? deps : &trace[0], nd ? nd : 1,
+                                                set->before[v]));
+      deps[0] = trace[1 + 2 * v];
+      nd = 1;
+    }
+    if (err == cudaSuccess)
+      st = add_node(b, v, out->graph, deps, nd, &out->nodes[v], fn, &call, &err);
+    if (!st && err == cudaSuccess && trace) {
+      call = "cudaGraphAddEventRecordNode (trace)";
+      err = SG_CUDA(cudaGraphAddEventRecordNode(&trace[2 + 2 * v], out->graph, &out->nodes[v], 1,
+                                                set->after[v]));
+    }
     if (!st && err != cudaSuccess) {
       char where[SG__LABEL_BYTES + 64];
       st = sg__cuda_fail(err, call, sg__cuda_where(b, fn, v, where));

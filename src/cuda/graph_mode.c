@@ -18,15 +18,24 @@ void sg__cuda_graph_free(sg__cuda_graph *g) {
   if (g->graph) cudaGraphDestroy(g->graph);
   sg__free(g->nodes);
   sg__free(g->kernel_fns);
+  sg__free(g->trace_nodes);
   g->exec = NULL;
   g->graph = NULL;
   g->nodes = NULL;
   g->kernel_fns = NULL;
+  g->trace_nodes = NULL;
 }
 
 sg_status sg__cuda_graph_rebuild(sg__cuda_state *b, const char *fn) {
   sg__cuda_graph g = {0};
   g.nodes = sg__calloc(b->s->node_count ? b->s->node_count : 1, sizeof *g.nodes);
+  /* A traced graph: event-record nodes around every node, recording the
+   * tracer's first set until a launch points them elsewhere. */
+  if (g.nodes && b->tracer.trace &&
+      !(g.trace_nodes = sg__calloc((size_t)2 * b->s->node_count + 1, sizeof *g.trace_nodes))) {
+    sg__free(g.nodes);
+    g.nodes = NULL;
+  }
   if (!g.nodes) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
   sg_status st = b->exec->options.build == SG_BUILD_CAPTURE ? sg__cuda_build_capture(b, fn, &g)
                                                             : sg__cuda_build_explicit(b, fn, &g);
@@ -56,8 +65,11 @@ sg_status sg__cuda_graph_rebuild(sg__cuda_state *b, const char *fn) {
 }
 
 sg_status sg__cuda_graph_create(sg__cuda_state *b, const char *fn) {
-  sg_status st = b->exec->options.build == SG_BUILD_CAPTURE ? sg__cuda_streams_make(b, 0, fn)
+  sg_status st = b->exec->options.build == SG_BUILD_CAPTURE ? sg__cuda_streams_make(b, fn)
                                                             : sg__cuda_streams_make_one(b, fn);
+  /* The tracer's first set is what a traced graph's event nodes record. */
+  if (!st && b->exec->trace)
+    st = sg__cuda_tracer_make(&b->tracer, b->exec->trace, b->s->node_count, b->streams[0], fn);
   if (st || b->s->node_count == 0) return st;
   return sg__cuda_graph_rebuild(b, fn);
 }
@@ -74,9 +86,27 @@ sg_status sg__cuda_graph_of(const sg_exec *exec, cudaGraphExec_t *graph_exec,
   return SG_OK;
 }
 
-sg_status sg__cuda_graph_launch(sg__cuda_state *b, void *cuda_stream) {
+/* Points a traced graph's event-record nodes at `set` (launches already
+ * made keep the events they were launched with). */
+static cudaError_t point_trace_nodes(sg__cuda_state *b, const sg__cuda_trace_set *set) {
+  unsigned index = (unsigned)(set - b->tracer.sets);
+  if (b->g.trace_set == index) return cudaSuccess;
+  b->g.trace_set = SG__CUDA_TRACE_RING; /* none whole, until every node is pointed */
+  for (uint32_t k = 0; k < 2 * b->s->node_count + 1; k++) {
+    cudaError_t err = SG_CUDA(cudaGraphExecEventRecordNodeSetEvent(
+        b->g.exec, b->g.trace_nodes[k], sg__cuda_trace_event(set, k)));
+    if (err != cudaSuccess) return err;
+  }
+  b->g.trace_set = index;
+  return cudaSuccess;
+}
+
+sg_status sg__cuda_graph_launch(sg__cuda_state *b, void *cuda_stream, uint64_t launch) {
   static const char fn[] = "sg_exec_launch";
-  if (b->s->node_count == 0) return SG_OK;
+  if (b->s->node_count == 0) {
+    if (b->tracer.trace) sg__trace_commit(b->tracer.trace, launch, sg__now_ns(), NULL, NULL);
+    return SG_OK;
+  }
   int previous;
   sg_status st = sg__cuda_enter_exec(b, &previous, fn);
   if (st) {
@@ -91,9 +121,24 @@ sg_status sg__cuda_graph_launch(sg__cuda_state *b, void *cuda_stream) {
     sg__exec_fail(b->exec, st, "%s", sg_last_error());
     return st;
   }
-  const char *call = "cudaGraphLaunch";
-  cudaError_t err = SG_CUDA(cudaGraphLaunch(b->g.exec, target));
+  sg__cuda_trace_set *set = NULL;
+  if (b->tracer.trace) {
+    char msg[SG_ERROR_MESSAGE_BYTES];
+    st = sg__cuda_tracer_set(&b->tracer, launch, &set, fn, msg, sizeof msg);
+    if (st) {
+      sg__cuda_leave(b->device, previous);
+      sg__exec_fail(b->exec, st, "%s", msg);
+      return sg__fail(st, "%s", msg);
+    }
+  }
+  const char *call = "cudaGraphExecEventRecordNodeSetEvent (trace)";
+  cudaError_t err = set ? point_trace_nodes(b, set) : cudaSuccess;
   if (err == cudaSuccess) {
+    call = "cudaGraphLaunch";
+    err = SG_CUDA(cudaGraphLaunch(b->g.exec, target));
+  }
+  if (err == cudaSuccess) {
+    if (set) sg__cuda_tracer_recorded(set, launch);
     b->launches++;
     sg__staging_count_launch(b->staging); /* staging: the graph's copies ran once more */
     sg__staging_cuda_graph_launched(b->staging, b->streams[0]); /* staging: arm its copies */

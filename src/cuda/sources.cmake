@@ -1,5 +1,6 @@
 # Sources of src/cuda (paths relative to src/); built only with CUDA.
 list(APPEND SG_CUDA_C_SOURCES
+  cuda/nvtx.c
   cuda/cuda_call.c
   cuda/device_port.c
   cuda/stream_link.c
@@ -11,6 +12,7 @@ list(APPEND SG_CUDA_C_SOURCES
   cuda/cuda_copy.c
   cuda/cuda_memset.c
   cuda/cuda_stream_fn.c
+  cuda/cuda_trace.c
   cuda/streams_mode.c
   cuda/graph_mode.c
   cuda/graph_explicit.c
@@ -29,7 +31,7 @@ else()
   list(APPEND SG_CUDA_C_SOURCES cuda/no_nvrtc.c)
 endif()
 # Without CUDA: what the rest of the library asks of this folder, answered
-# "no device".
+# "no device", and NVTX ranges that do nothing.
 if(NOT SG_HAVE_CUDA)
-  list(APPEND SG_C_SOURCES cuda/no_cuda.c cuda/no_cuda_module.c)
+  list(APPEND SG_C_SOURCES cuda/no_cuda.c cuda/no_cuda_module.c cuda/nvtx.c)
 endif()

@@ -283,6 +283,7 @@ sg_status sg__staging_cuda_enqueue(sg__staging *st, uint32_t index, cudaStream_t
                           &run);
     if (!s && (s = sg__stage_run_use_memops(run, context))) sg__stage_run_free(run);
     if (s) return s;
+    sg__staging_trace_run(st, run, index);
     const sg__stage_watch w = watch_for(st, stream);
     err = sg__cuda_memops_enqueue(run, stream, &w, context, &call); /* the run is not ours now */
     if (err != cudaSuccess) return fail(err, call, where, label);
@@ -298,6 +299,7 @@ sg_status sg__staging_cuda_enqueue(sg__staging *st, uint32_t index, cudaStream_t
   s = sg__stage_run_new(st->pool, sn->dir, host, device, &g, 0, stream_broken, stream, context,
                         &run);
   if (s) return s;
+  sg__staging_trace_run(st, run, index);
   int handed_off = 0; /* a callback frees the run */
   if (run->dir == SG__STAGE_H2D) {
     err = enqueue_h2d(run, lane, &call);

@@ -36,10 +36,13 @@ static sg_status cuda_stopped(sg__cuda_state *b, cudaError_t err, const char *ca
 }
 
 /* The body of a launch; the caller has made the device current. */
-static sg_status replay(sg__cuda_state *b, cudaStream_t caller) {
+static sg_status replay(sg__cuda_state *b, cudaStream_t caller, sg__cuda_trace_set *set) {
   const sg__schedule *s = b->s;
   cudaStream_t s0 = b->streams[0];
-  const int tracing = b->trace_start != NULL;
+  const int tracing = set != NULL;
+  /* A traced launch starts at its set's start event (timed); it forks the
+   * other streams as `start` does otherwise. */
+  const cudaEvent_t start = tracing ? set->start : b->start;
   cudaError_t err;
 
   if (caller) {
@@ -49,10 +52,10 @@ static sg_status replay(sg__cuda_state *b, cudaStream_t caller) {
       return cuda_stopped(b, err, "cudaStreamWaitEvent (fork)", UINT32_MAX);
   }
   if (b->stream_count > 1 || tracing) {
-    if ((err = SG_CUDA(cudaEventRecord(b->start, s0))))
+    if ((err = SG_CUDA(cudaEventRecord(start, s0))))
       return cuda_stopped(b, err, "cudaEventRecord (start)", UINT32_MAX);
     for (uint32_t i = 1; i < b->stream_count; i++)
-      if ((err = SG_CUDA(cudaStreamWaitEvent(b->streams[i], b->start, 0))))
+      if ((err = SG_CUDA(cudaStreamWaitEvent(b->streams[i], start, 0))))
         return cuda_stopped(b, err, "cudaStreamWaitEvent (start)", UINT32_MAX);
   }
 
@@ -62,14 +65,14 @@ static sg_status replay(sg__cuda_state *b, cudaStream_t caller) {
     for (uint32_t w = s->wait_start[n]; w < s->wait_start[n + 1]; w++)
       if ((err = SG_CUDA(cudaStreamWaitEvent(stream, b->events[s->wait_event[w]], 0))))
         return cuda_stopped(b, err, "cudaStreamWaitEvent", n);
-    if (tracing && (err = SG_CUDA(cudaEventRecord(b->trace_start[n], stream))))
+    if (tracing && (err = SG_CUDA(cudaEventRecord(set->before[n], stream))))
       return cuda_stopped(b, err, "cudaEventRecord (trace)", n);
     if (b->route[n] != SG__ROUTE_NOTHING) {
       char msg[SG_ERROR_MESSAGE_BYTES];
       sg_status st = sg__cuda_enqueue(b, n, stream, launch_fn, msg, sizeof msg);
       if (st) return stopped(b, st, msg);
     }
-    if (tracing && (err = SG_CUDA(cudaEventRecord(b->trace_end[n], stream))))
+    if (tracing && (err = SG_CUDA(cudaEventRecord(set->after[n], stream))))
       return cuda_stopped(b, err, "cudaEventRecord (trace)", n);
     if (s->record_event[n] >= 0 &&
         (err = SG_CUDA(cudaEventRecord(b->events[s->record_event[n]], stream))))
@@ -90,49 +93,32 @@ static sg_status replay(sg__cuda_state *b, cudaStream_t caller) {
   return SG_OK;
 }
 
-sg_status sg__cuda_streams_launch(sg__cuda_state *b, void *cuda_stream) {
-  if (b->s->node_count == 0) return SG_OK; /* nothing to order or run */
-  int previous;
-  sg_status st = sg__cuda_enter_exec(b, &previous, launch_fn);
-  if (st) return stopped(b, st, sg_last_error());
-  /* Until the launch is fully enqueued, some streams may hold work that
-   * `done` does not cover: waits then synchronise every stream. */
-  b->interrupted = 1;
-  st = replay(b, (cudaStream_t)cuda_stream);
-  if (!st) b->interrupted = 0;
-  b->launches++;
-  sg__cuda_leave(b->device, previous);
-  return st;
-}
-
-/* ---- trace -------------------------------------------------------------- */
-
-static sg_status elapsed_ns(sg__cuda_state *b, cudaEvent_t at, uint32_t node, uint64_t *ns) {
-  float ms = 0;
-  cudaError_t err = SG_CUDA(cudaEventElapsedTime(&ms, b->start, at));
-  if (err != cudaSuccess) {
-    cudaGetLastError();
-    char where[SG__LABEL_BYTES + 64];
-    return sg__cuda_fail(err, "cudaEventElapsedTime",
-                         sg__cuda_where(b, "sg_exec_get_trace", node, where));
-  }
-  *ns = ms > 0 ? (uint64_t)(ms * 1e6 + 0.5) : 0;
-  return SG_OK;
-}
-
-sg_status sg__cuda_streams_trace(sg__cuda_state *b, uint64_t *start_ns, uint64_t *end_ns) {
-  const sg__schedule *s = b->s;
-  if (b->launches == 0) {
-    for (uint32_t n = 0; n < s->node_count; n++) start_ns[n] = end_ns[n] = 0;
+sg_status sg__cuda_streams_launch(sg__cuda_state *b, void *cuda_stream, uint64_t launch) {
+  if (b->s->node_count == 0) { /* nothing to order or run */
+    if (b->tracer.trace) sg__trace_commit(b->tracer.trace, launch, sg__now_ns(), NULL, NULL);
     return SG_OK;
   }
   int previous;
-  sg_status st = sg__cuda_enter(b->device, &previous, "sg_exec_get_trace");
-  if (st) return st;
-  for (uint32_t n = 0; n < s->node_count && !st; n++) {
-    st = elapsed_ns(b, b->trace_start[n], n, &start_ns[n]);
-    if (!st) st = elapsed_ns(b, b->trace_end[n], n, &end_ns[n]);
+  sg_status st = sg__cuda_enter_exec(b, &previous, launch_fn);
+  if (st) return stopped(b, st, sg_last_error());
+  sg__cuda_trace_set *set = NULL;
+  if (b->tracer.trace) {
+    char msg[SG_ERROR_MESSAGE_BYTES];
+    st = sg__cuda_tracer_set(&b->tracer, launch, &set, launch_fn, msg, sizeof msg);
+    if (st) {
+      sg__cuda_leave(b->device, previous);
+      return stopped(b, st, msg);
+    }
   }
+  /* Until the launch is fully enqueued, some streams may hold work that
+   * `done` does not cover: waits then synchronise every stream. */
+  b->interrupted = 1;
+  st = replay(b, (cudaStream_t)cuda_stream, set);
+  if (!st) {
+    b->interrupted = 0;
+    if (set) sg__cuda_tracer_recorded(set, launch);
+  }
+  b->launches++;
   sg__cuda_leave(b->device, previous);
   return st;
 }

@@ -22,13 +22,17 @@ typedef struct sg__backend_ops {
    * backend's state in exec->backend. On failure frees what it took.
    * Messages start with `fn`: sg_exec_create, or sg_exec_update when a new
    * topology is built (beside the old state, which stays until the new one
-   * is complete). */
+   * is complete). A traced executable (exec->trace not NULL) commits the
+   * times of each launch it can time there (exec/trace.h), once they are
+   * known, in launch order. */
   sg_status (*create)(sg_exec *exec, const char *fn);
   /* Frees the backend's state. Called with nothing in flight. */
   void (*destroy)(sg_exec *exec);
-  /* Enqueues one launch (the core has checked the executable is not failed). */
-  sg_status (*launch)(sg_exec *exec, void *cuda_stream);
-  /* Blocks until every launch so far is done. Failures of the launches are
+  /* Enqueues launch number `launch` (1, 2, ...: the executable's count,
+   * which traces carry; the core has checked the executable is not failed). */
+  sg_status (*launch)(sg_exec *exec, void *cuda_stream, uint64_t launch);
+  /* Blocks until every launch so far is done, and commits the times of the
+   * traced launches it waited for. Failures of the launches are
    * reported through sg__exec_fail, not through this status, which is for
    * the wait itself. */
   sg_status (*wait)(sg_exec *exec);
@@ -39,10 +43,6 @@ typedef struct sg__backend_ops {
    * *in_place when it changed an instantiated CUDA graph in place; the core
    * then moves `fresh` into the snapshot. */
   sg_status (*update_node)(sg_exec *exec, uint32_t index, const sg__node *fresh, int *in_place);
-  /* Called idle, on an executable created with options.trace: fills one
-   * start/end pair per node (indexed by node) for the last launch. NULL when
-   * the backend cannot trace. */
-  sg_status (*get_trace)(sg_exec *exec, uint64_t *start_ns, uint64_t *end_ns);
 } sg__backend_ops;
 
 struct sg_exec {
@@ -59,6 +59,14 @@ struct sg_exec {
    * is a per-node path where a lock and unlock are a visible share. */
   uint64_t param_updates;
   uint64_t in_place_updates;
+  uint64_t launched;           /* launches accepted (the last launch's number) */
+  /* Tracing (options.trace): the launches' times (exec/trace.h; the
+   * backend writes them, only the front end swaps or frees the trace), and
+   * the label the next launch gets (a pipeline's batch, else
+   * SG__TRACE_NO_LABEL). */
+  struct sg__trace *trace;
+  uint64_t next_label;
+  int dump;                    /* SG_TRACE_DIR was set: write the files at destruction */
 
   pthread_mutex_t lock;        /* guards what follows: backends' threads write it */
   sg_exec_stats stats;

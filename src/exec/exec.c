@@ -9,9 +9,11 @@
 #include "core/handles.h"
 #include "core/memory_table.h"
 #include "core/node_memory.h"
+#include "core/nvtx.h"
 #include "core/sys.h"
 #include "exec/backend.h"
 #include "exec/exec.h"
+#include "exec/trace.h"
 #include "plan/plan.h"
 
 void sg_exec_options_init(sg_exec_options *opts) {
@@ -80,35 +82,53 @@ sg_status sg_exec_create(const sg_graph *graph, const sg_exec_options *opts, sg_
   if (opts) o = *opts; else sg_exec_options_init(&o);
   if ((st = check_options(&o, __func__)) || (st = pick_backend(&o, __func__))) return st;
   if (o.max_streams == 0) o.max_streams = sg__default_max_streams();
+  /* SG_TRACE_DIR traces every executable and writes it out at destruction
+   * (docs/observability.md): a diagnostic for programs one cannot edit. */
+  const char *dump_dir = getenv("SG_TRACE_DIR");
+  const int dump = dump_dir && *dump_dir;
+  if (dump) o.trace = 1;
 
   sg_exec *e = sg__calloc(1, sizeof *e);
   if (!e) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", __func__);
   e->options = o;
   e->ops = o.backend == SG_BACKEND_HOST ? sg__host_backend() : sg__cuda_backend();
   e->update_serial = graph->serial;
+  e->next_label = SG__TRACE_NO_LABEL;
+  e->dump = dump;
   if (sg__mutex_init(&e->lock)) {
     sg__free(e);
     return sg__fail(SG_ERR_SYSTEM, "%s: cannot create a mutex", __func__);
   }
+  const int ranges = sg__nvtx_active();
+  if (ranges)
+    sg__nvtx_push(SG__NVTX_BUILD, "sg_exec_create '%s'", graph->name ? graph->name : "");
   if ((st = sg__graph_read_begin(graph, __func__))) goto fail_lock;
+  if (ranges) sg__nvtx_push(SG__NVTX_PLAN, "plan '%s'", graph->name ? graph->name : "");
   st = plan_graph(graph, o.max_streams, __func__, &e->snap, &e->plan);
+  if (ranges) sg__nvtx_pop();
   sg__graph_read_end(graph);
   if (st) goto fail_lock;
   if ((st = sg__snapshot_hold_memory(&e->snap, __func__))) goto fail_plan;
+  if (o.trace &&
+      (st = sg__trace_new(e->snap.node_count, o.trace_launches, __func__, &e->trace)))
+    goto fail_plan;
   if ((st = e->ops->create(e, __func__))) goto fail_plan;
   if ((st = sg__handle_register(e, SG__HANDLE_EXEC))) goto fail_backend;
   *out = e;
+  if (ranges) sg__nvtx_pop();
   return SG_OK;
 
 fail_backend:
   e->ops->destroy(e);
 fail_plan:
+  sg__trace_free(e->trace);
   sg__snapshot_release_memory(&e->snap); /* releases only what was held */
   sg__plan_free(e->plan);
   sg__snapshot_free(&e->snap);
 fail_lock:
   sg__mutex_destroy(&e->lock);
   sg__free(e);
+  if (ranges) sg__nvtx_pop();
   return st;
 }
 
@@ -117,7 +137,9 @@ sg_status sg_exec_destroy(sg_exec *exec) {
   if (st) return st;
   sg__handle_unregister(exec);
   exec->ops->wait(exec);
+  if (exec->dump) sg__exec_dump(exec);
   exec->ops->destroy(exec);
+  sg__trace_free(exec->trace);
   sg__snapshot_release_memory(&exec->snap); /* nothing runs now: sg_mem_free may free them */
   sg__plan_free(exec->plan);
   sg__snapshot_free(&exec->snap);
@@ -213,6 +235,12 @@ void sg__exec_leave_shared(const sg_exec *exec) {
   sg__in_use_leave_shared(&((sg_exec *)exec)->in_use);
 }
 
+const char *sg__exec_title(const sg_exec *exec, char *buf, size_t cap) {
+  if (exec->snap.graph_name) snprintf(buf, cap, "'%s'", exec->snap.graph_name);
+  else snprintf(buf, cap, "graph #%u", exec->snap.graph_serial);
+  return buf;
+}
+
 /* ---- launching --------------------------------------------------------- */
 
 static sg_status launch(sg_exec *exec, void *cuda_stream, const char *fn) {
@@ -229,8 +257,21 @@ static sg_status launch(sg_exec *exec, void *cuda_stream, const char *fn) {
                     "%s: the host backend orders a launch after a CUDA stream only where CUDA "
                     "is present, and %s; pass NULL",
                     fn, sg__cuda_backend() ? "no CUDA device was found" : "this build has no CUDA");
-  st = exec->ops->launch(exec, cuda_stream);
+  const uint64_t number = exec->launched + 1;
+  if (exec->trace) {
+    sg__trace_label(exec->trace, number, exec->next_label);
+    exec->next_label = SG__TRACE_NO_LABEL;
+  }
+  if (sg__nvtx_active()) {
+    char title[SG__LABEL_BYTES + 16];
+    sg__nvtx_push(SG__NVTX_LAUNCH, "launch %s", sg__exec_title(exec, title, sizeof title));
+    st = exec->ops->launch(exec, cuda_stream, number);
+    sg__nvtx_pop();
+  } else {
+    st = exec->ops->launch(exec, cuda_stream, number);
+  }
   if (st) return st;
+  exec->launched = number;
   sg__mutex_lock(&exec->lock);
   exec->stats.launches++;
   sg__mutex_unlock(&exec->lock);

@@ -4,7 +4,12 @@
 #ifndef SG_EXEC_EXEC_H
 #define SG_EXEC_EXEC_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #include "streamgraph/exec.h"
+
+struct sg__trace_source; /* exec/trace_json.h */
 
 /* The stream limit an executable or plan gets when the caller gives none:
  * CUDA_DEVICE_MAX_CONNECTIONS when it is a plain positive decimal number
@@ -25,5 +30,36 @@ sg_status sg__exec_enter(sg_exec *exec, const char *fn);
 void sg__exec_leave(sg_exec *exec);
 sg_status sg__exec_enter_shared(const sg_exec *exec, const char *fn);
 void sg__exec_leave_shared(const sg_exec *exec);
+
+/* ---- tracing (exec_trace.c, exec_dump.c) ---------------------------------- */
+
+/* The name of the graph `exec` was made from (or last rebuilt from), or
+ * NULL. */
+const char *sg__exec_graph_name(const sg_exec *exec);
+/* "'name'" or "graph #serial": how ranges and traces name the executable. */
+const char *sg__exec_title(const sg_exec *exec, char *buf, size_t cap);
+/* The next launch of `exec` is labelled `label` in its trace (a pipeline's
+ * batch number). */
+void sg__exec_label_next(sg_exec *exec, uint64_t label);
+/* Waits for `exec`'s launches (without reporting them), then describes its
+ * trace for the JSON writer under `title`. SG_ERR_INVALID_ARGUMENT when it
+ * is not traced; messages name `fn`. */
+sg_status sg__exec_trace_source(sg_exec *exec, const char *title, struct sg__trace_source *out,
+                                const char *fn);
+/* SG_TRACE_DIR: 1 if `exec` writes its files when destroyed; a pipeline
+ * writes one trace of all its instances instead, and stops theirs. */
+int sg__exec_dumps(const sg_exec *exec);
+void sg__exec_stop_dump(sg_exec *exec);
+/* Writes every kept launch of `exec` as Chrome trace JSON to `path`, after
+ * waiting; no entry check (sg_exec_write_trace does it). */
+sg_status sg__exec_write_trace(sg_exec *exec, const char *path, const char *fn);
+/* Writes the files SG_TRACE_DIR asks for (exec_dump.c); errors are ignored
+ * and the thread's message is kept. */
+void sg__exec_dump(sg_exec *exec);
+/* "<SG_TRACE_DIR>/<graph name made safe for a file name>-<n>", n unique in
+ * the process; the length written, as snprintf. */
+size_t sg__dump_stem(const char *graph_name, char *out, size_t cap);
+/* Writes <stem>.graph.dot and <stem>.plan.dot of `exec`; errors ignored. */
+void sg__exec_dump_graph(sg_exec *exec, const char *stem);
 
 #endif

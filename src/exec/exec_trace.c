@@ -1,53 +1,66 @@
-/* Traces of a launch: per-node records and Chrome trace JSON. */
+/* Traces of an executable: reading kept launches as records, writing them
+ * as Chrome trace JSON, and what the pipeline needs to trace its instances
+ * (exec/exec.h). The backends commit the times (exec/trace.h); this file
+ * only reads them, after waiting so that every launch made is committed. */
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "core/handles.h"
 #include "core/sys.h"
-#include "core/text.h"
 #include "exec/backend.h"
 #include "exec/exec.h"
+#include "exec/trace_json.h"
+#include "plan/plan.h"
 #include "plan/schedule.h"
 
-/* Waits, then reads the backend's per-node times (caller frees both). */
-static sg_status read_times(sg_exec *exec, const char *fn, uint64_t **start, uint64_t **end) {
-  sg_status st;
-  if (!exec->options.trace)
-    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: the executable was created without `trace`", fn);
-  if (!exec->ops->get_trace)
-    return sg__fail(SG_ERR_UNSUPPORTED, "%s: the %s backend cannot trace in this mode", fn,
-                    exec->ops->name);
+/* What every trace reader does first: a traced executable, waited for (so
+ * that its launches are committed), its plan's streams planned (a deferred
+ * plan has none until asked). */
+static sg_status traced(sg_exec *exec, const char *fn) {
+  if (!exec->trace)
+    return sg__fail(SG_ERR_INVALID_ARGUMENT,
+                    "%s: the executable was created without `trace` (sg_exec_options.trace)",
+                    fn);
   exec->ops->wait(exec);
-  size_t n = exec->snap.node_count ? exec->snap.node_count : 1;
-  *start = sg__calloc(n, sizeof **start);
-  *end = sg__calloc(n, sizeof **end);
-  if (!*start || !*end) {
-    sg__free(*start);
-    sg__free(*end);
-    return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
-  }
-  st = exec->ops->get_trace(exec, *start, *end);
-  if (st) {
-    sg__free(*start);
-    sg__free(*end);
-  }
-  return st;
+  sg_status st = sg__plan_complete(exec->plan);
+  return st ? sg__plan_prefix_failure(st, fn) : SG_OK;
 }
 
-static sg_status get_trace(sg_exec *exec, sg_trace_record *records, size_t capacity,
-                           size_t *count) {
-  static const char fn[] = "sg_exec_get_trace";
+static sg_status read_records(sg_exec *exec, uint64_t launch, sg_trace_record *records,
+                              size_t capacity, size_t *count, const char *fn) {
   if (!count || (capacity && !records))
-    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
-                    count ? "records" : "count");
-  uint64_t *start, *end;
-  sg_status st = read_times(exec, fn, &start, &end);
+    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn, count ? "records" : "count");
+  sg_status st = traced(exec, fn);
   if (st) return st;
   const sg__schedule *s = sg__exec_schedule(exec);
+  size_t n = s->node_count ? s->node_count : 1;
+  uint64_t *start = sg__calloc(n, sizeof *start), *end = sg__calloc(n, sizeof *end);
+  if (!start || !end) {
+    sg__free(start);
+    sg__free(end);
+    return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+  }
+  uint64_t found, label, base;
+  if (sg__trace_read(exec->trace, launch, &found, &label, &base, start, end)) {
+    sg__free(start);
+    sg__free(end);
+    const sg__trace *t = exec->trace;
+    if (exec->launched == 0)
+      return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: the executable has not been launched", fn);
+    if (launch == 0)
+      return sg__fail(SG_ERR_INVALID_ARGUMENT,
+                      "%s: no launch has been timed (a failed launch has no times)", fn);
+    uint64_t oldest = exec->launched > t->keep ? exec->launched - t->keep + 1 : 1;
+    return sg__fail(SG_ERR_INVALID_ARGUMENT,
+                    "%s: launch %" PRIu64 " is not kept: launches %" PRIu64 " to %" PRIu64
+                    " are (options.trace_launches keeps the last %u; a failed launch, or one "
+                    "before a change of topology, has no times)",
+                    fn, launch, oldest, exec->launched, t->keep);
+  }
   for (size_t k = 0; k < s->node_count && k < capacity; k++) {
-    uint32_t n = s->order[k];
-    records[k] = (sg_trace_record){sg__node_make(exec->snap.graph_serial, n), s->stream_of[n],
-                                   start[n], end[n]};
+    uint32_t v = s->order[k];
+    records[k] = (sg_trace_record){sg__node_make(exec->snap.graph_serial, v), s->stream_of[v],
+                                   start[v], end[v], found, base};
   }
   *count = s->node_count;
   sg__free(start);
@@ -55,57 +68,56 @@ static sg_status get_trace(sg_exec *exec, sg_trace_record *records, size_t capac
   return SG_OK;
 }
 
-static sg_status write_trace(sg_exec *exec, const char *path) {
-  static const char fn[] = "sg_exec_write_trace";
-  if (!path) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: path is NULL", fn);
-  uint64_t *start, *end;
-  sg_status st = read_times(exec, fn, &start, &end);
-  if (st) return st;
-  const sg__schedule *s = sg__exec_schedule(exec);
-  sg__text t = {0};
-  sg__text_printf(&t, "{\"traceEvents\":[\n");
-  for (uint32_t k = 0; k < s->node_count; k++) {
-    uint32_t n = s->order[k];
-    const sg__node *node = &exec->snap.nodes[n];
-    sg__text_printf(&t, "%s{\"name\":\"", k ? ",\n" : "");
-    if (node->name) sg__text_json(&t, node->name); else sg__text_printf(&t, "#%u", n);
-    sg__text_printf(&t, "\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":%u,\"ts\":%.3f,"
-                        "\"dur\":%.3f,\"args\":{\"node\":%u}}",
-                    sg__node_kind_name(node->kind), s->stream_of[n], start[n] / 1e3,
-                    (end[n] - start[n]) / 1e3, n);
-  }
-  for (uint32_t i = 0; i < s->stream_count; i++)
-    sg__text_printf(&t, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%u,"
-                        "\"args\":{\"name\":\"stream %u\"}}", i, i);
-  sg__text_printf(&t, "\n]}\n");
-  sg__free(start);
-  sg__free(end);
-  if (t.failed) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
-  FILE *f = fopen(path, "w");
-  if (!f) {
-    sg__text_free(&t);
-    return sg__fail(SG_ERR_SYSTEM, "%s: cannot open '%s' for writing", fn, path);
-  }
-  int bad = fwrite(t.data, 1, t.len, f) != t.len;
-  bad |= fclose(f) != 0;
-  sg__text_free(&t);
-  if (bad) return sg__fail(SG_ERR_SYSTEM, "%s: error writing '%s'", fn, path);
-  return SG_OK;
-}
-
 sg_status sg_exec_get_trace(sg_exec *exec, sg_trace_record *records, size_t capacity,
                             size_t *count) {
   sg_status st = sg__exec_enter(exec, __func__);
   if (st) return st;
-  st = get_trace(exec, records, capacity, count);
+  st = read_records(exec, 0, records, capacity, count, __func__);
   sg__exec_leave(exec);
   return st;
+}
+
+sg_status sg_exec_get_launch_trace(sg_exec *exec, uint64_t launch, sg_trace_record *records,
+                                   size_t capacity, size_t *count) {
+  sg_status st = sg__exec_enter(exec, __func__);
+  if (st) return st;
+  st = launch ? read_records(exec, launch, records, capacity, count, __func__)
+              : sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: launch 0 does not exist (the first is 1)",
+                         __func__);
+  sg__exec_leave(exec);
+  return st;
+}
+
+const char *sg__exec_graph_name(const sg_exec *exec) { return exec->snap.graph_name; }
+
+void sg__exec_label_next(sg_exec *exec, uint64_t label) { exec->next_label = label; }
+
+int sg__exec_dumps(const sg_exec *exec) { return exec->dump; }
+
+void sg__exec_stop_dump(sg_exec *exec) { exec->dump = 0; }
+
+sg_status sg__exec_trace_source(sg_exec *exec, const char *title, sg__trace_source *out,
+                                const char *fn) {
+  sg_status st = traced(exec, fn);
+  if (st) return st;
+  *out = (sg__trace_source){title, exec->trace, sg__exec_schedule(exec), exec->snap.nodes};
+  return SG_OK;
+}
+
+/* Writes every kept launch of `exec` to `path` (no entry check: also used
+ * while the executable is destroyed, for SG_TRACE_DIR). */
+sg_status sg__exec_write_trace(sg_exec *exec, const char *path, const char *fn) {
+  char title[SG__LABEL_BYTES + 16];
+  sg__trace_source src;
+  sg_status st = sg__exec_trace_source(exec, sg__exec_title(exec, title, sizeof title), &src, fn);
+  return st ? st : sg__trace_write_json(&src, 1, path, fn);
 }
 
 sg_status sg_exec_write_trace(sg_exec *exec, const char *path) {
   sg_status st = sg__exec_enter(exec, __func__);
   if (st) return st;
-  st = write_trace(exec, path);
+  st = path ? sg__exec_write_trace(exec, path, __func__)
+            : sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: path is NULL", __func__);
   sg__exec_leave(exec);
   return st;
 }

@@ -6,9 +6,11 @@
 #include "core/graph_internal.h"
 #include "core/handles.h"
 #include "core/node_memory.h"
+#include "core/nvtx.h"
 #include "core/sys.h"
 #include "exec/backend.h"
 #include "exec/exec.h"
+#include "exec/trace.h"
 #include "plan/plan.h"
 
 /* Finds the node a handle names in the executable and checks its kind. A
@@ -39,7 +41,16 @@ static sg_status apply(sg_exec *exec, uint32_t index, sg__node *fresh, const cha
   int in_place = 0;
   sg_status st = sg__node_hold_memory(fresh, index, fn);
   if (st) return st;
-  if ((st = exec->ops->update_node(exec, index, fresh, &in_place))) {
+  if (sg__nvtx_active()) {
+    char title[SG__LABEL_BYTES + 16], label[SG__LABEL_BYTES];
+    sg__nvtx_push(SG__NVTX_UPDATE, "update %s node %s", sg__exec_title(exec, title, sizeof title),
+                  sg__node_label(&exec->snap.nodes[index], index, label));
+    st = exec->ops->update_node(exec, index, fresh, &in_place);
+    sg__nvtx_pop();
+  } else {
+    st = exec->ops->update_node(exec, index, fresh, &in_place);
+  }
+  if (st) {
     sg__node_release_memory(fresh);
     return st;
   }
@@ -135,19 +146,34 @@ static sg_status rebuild(sg_exec *exec, sg__snapshot *fresh, const char *fn) {
     sg__plan_free(plan);
     return st;
   }
+  /* The kept launches name the old nodes: a traced executable starts a new
+   * trace with the new topology. */
+  sg__trace *trace = NULL;
+  if (exec->trace &&
+      (st = sg__trace_new(fresh->node_count, exec->options.trace_launches, fn, &trace))) {
+    sg__snapshot_release_memory(fresh);
+    sg__plan_free(plan);
+    return st;
+  }
   exec->ops->wait(exec); /* nothing of the old state runs while the new one is made */
+  if (exec->dump) sg__exec_dump(exec); /* what the old topology ran */
   const sg__snapshot old_snap = exec->snap;
   sg_plan *const old_plan = exec->plan;
   void *const old_backend = exec->backend;
-  /* A backend builds from exec->snap and exec->plan, into exec->backend. */
+  sg__trace *const old_trace = exec->trace;
+  /* A backend builds from exec->snap and exec->plan, into exec->backend
+   * (and times launches into exec->trace). */
   exec->snap = *fresh;
   exec->plan = plan;
   exec->backend = NULL;
+  exec->trace = trace;
   st = exec->ops->create(exec, fn);
   if (st) {
     exec->snap = old_snap;
     exec->plan = old_plan;
     exec->backend = old_backend;
+    exec->trace = old_trace;
+    sg__trace_free(trace);
     sg__snapshot_release_memory(fresh);
     sg__plan_free(plan); /* `fresh` stays the caller's */
     return st;
@@ -159,7 +185,10 @@ static sg_status rebuild(sg_exec *exec, sg__snapshot *fresh, const char *fn) {
   exec->snap = old_snap;
   exec->plan = old_plan;
   exec->backend = old_backend;
+  exec->trace = old_trace;
   exec->ops->destroy(exec);
+  sg__trace_free(old_trace);
+  exec->trace = trace;
   sg__snapshot_release_memory(&exec->snap);
   sg__plan_free(old_plan);
   sg__snapshot_free(&exec->snap);
@@ -201,7 +230,13 @@ static sg_status update(sg_exec *exec, const sg_graph *graph, const char *fn) {
 sg_status sg_exec_update(sg_exec *exec, const sg_graph *graph) {
   sg_status st = sg__exec_enter(exec, __func__);
   if (st) return st;
+  const int ranges = sg__nvtx_active();
+  if (ranges) {
+    char title[SG__LABEL_BYTES + 16];
+    sg__nvtx_push(SG__NVTX_UPDATE, "sg_exec_update %s", sg__exec_title(exec, title, sizeof title));
+  }
   st = update(exec, graph, __func__);
+  if (ranges) sg__nvtx_pop();
   sg__exec_leave(exec);
   return st;
 }

@@ -3,6 +3,7 @@
  * means the device's (exec/stream_limit.c), and the planner knows no device. */
 #include "core/error.h"
 #include "core/handles.h"
+#include "core/nvtx.h"
 #include "core/snapshot.h"
 #include "exec/exec.h"
 #include "plan/plan.h"
@@ -17,11 +18,14 @@ sg_status sg_plan_create(const sg_graph *graph, unsigned max_streams, sg_plan **
   sg__snapshot snap;
   if (sg__graph_snapshot_shallow(graph, &snap))
     return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory copying the graph", __func__);
+  const int ranges = sg__nvtx_active();
+  if (ranges) sg__nvtx_push(SG__NVTX_PLAN, "plan '%s'", snap.graph_name ? snap.graph_name : "");
   st = sg__snapshot_check_acyclic(&snap, __func__);
   if (!st) {
     st = sg__plan_build(&snap, max_streams ? max_streams : sg__default_max_streams(), 0, out);
     if (st) st = sg__plan_prefix_failure(st, __func__);
   }
+  if (ranges) sg__nvtx_pop();
   sg__snapshot_free(&snap);
   return st;
 }

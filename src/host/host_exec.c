@@ -20,6 +20,7 @@
 #include "core/device.h"
 #include "core/sys.h"
 #include "exec/backend.h"
+#include "exec/trace.h"
 #include "host/host_nodes.h"
 #include "host/host_pool.h"
 #include "host/host_staging.h"
@@ -66,9 +67,11 @@ struct host_backend {
   uint64_t running;        /* the launch whose streams run now; 0: none */
   uint32_t streams_busy;   /* streams still running it */
   uint64_t *event_launch;  /* per event: the launch that last recorded it */
-  uint64_t *start_ns;      /* per node, when tracing: the last launch's times */
+  sg__trace *trace;        /* where each launch's times go, or NULL (exec/trace.h) */
+  uint64_t *start_ns;      /* per node, when tracing: the running launch's times */
   uint64_t *end_ns;
   uint64_t launch_start_ns;
+  uint64_t number_offset;  /* the executable's number of launch k is k + number_offset */
   gate *gates, *gates_tail;   /* launches after a caller's stream, not started yet */
   sg__device_link *link;      /* made on the first launch with a stream */
   uint32_t link_offset;       /* the flag says "launch c is over" as link_offset + c */
@@ -133,6 +136,8 @@ static void start_next(host_backend *b) {
       sg__free(g); /* out of the table since it opened */
     }
     if (streams == 0) { /* an empty graph: done at once */
+      if (b->trace)
+        sg__trace_commit(b->trace, next + b->number_offset, sg__now_ns(), NULL, NULL);
       b->completed = next;
       note_completed(b);
       continue;
@@ -152,6 +157,10 @@ static void run_task(sg__host_task *task) {
   run_stream(b, t->stream, t->launch);
   sg__mutex_lock(&b->lock);
   if (--b->streams_busy == 0) {
+    /* A launch cut short by a failure has no complete times. */
+    if (b->trace && !sg__exec_has_failed(b->exec))
+      sg__trace_commit(b->trace, b->running + b->number_offset, b->launch_start_ns, b->start_ns,
+                       b->end_ns);
     b->completed = b->running;
     b->running = 0;
     note_completed(b);
@@ -241,7 +250,8 @@ static sg_status host_create(sg_exec *exec, const char *fn) {
   b->task_list = sg__calloc(streams, sizeof *b->task_list);
   b->event_launch = sg__calloc(s->event_count ? s->event_count : 1, sizeof *b->event_launch);
   int oom = !b->tasks || !b->task_list || !b->event_launch;
-  if (!oom && exec->options.trace) {
+  b->trace = exec->trace;
+  if (!oom && b->trace) {
     b->start_ns = sg__calloc(s->node_count ? s->node_count : 1, sizeof *b->start_ns);
     b->end_ns = sg__calloc(s->node_count ? s->node_count : 1, sizeof *b->end_ns);
     oom = !b->start_ns || !b->end_ns;
@@ -333,8 +343,11 @@ static sg_status launch_after_stream(host_backend *b, void *cuda_stream) {
   return st;
 }
 
-static sg_status host_launch(sg_exec *exec, void *cuda_stream) {
+static sg_status host_launch(sg_exec *exec, void *cuda_stream, uint64_t number) {
   host_backend *b = exec->backend;
+  sg__mutex_lock(&b->lock);
+  b->number_offset = number - (b->launched + 1);
+  sg__mutex_unlock(&b->lock);
   if (cuda_stream) return launch_after_stream(b, cuda_stream);
   sg__mutex_lock(&b->lock);
   b->launched++;
@@ -394,14 +407,6 @@ static sg_status host_update_node(sg_exec *exec, uint32_t index, const sg__node 
   return sg__staging_update_node(((host_backend *)exec->backend)->staging, index, fresh);
 }
 
-static sg_status host_get_trace(sg_exec *exec, uint64_t *start_ns, uint64_t *end_ns) {
-  host_backend *b = exec->backend;
-  size_t n = b->schedule->node_count;
-  memcpy(start_ns, b->start_ns, n * sizeof *start_ns);
-  memcpy(end_ns, b->end_ns, n * sizeof *end_ns);
-  return SG_OK;
-}
-
 static const sg__backend_ops host_ops = {
     .name = "host",
     .create = host_create,
@@ -410,7 +415,6 @@ static const sg__backend_ops host_ops = {
     .wait = host_wait,
     .query = host_query,
     .update_node = host_update_node,
-    .get_trace = host_get_trace,
 };
 
 const sg__backend_ops *sg__host_backend(void) { return &host_ops; }

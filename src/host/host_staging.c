@@ -97,6 +97,7 @@ sg_status sg__staging_host_run(sg__staging *st, uint32_t index, char *message, s
         sg__stage_run_free(run);
         run = NULL;
       }
+      if (!s) sg__staging_trace_run(st, run, index);
     }
   }
   if (s) {

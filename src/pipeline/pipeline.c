@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "core/handles.h"
+#include "core/nvtx.h"
 #include "core/sys.h"
 #include "exec/exec.h"
 #include "pipeline/pipeline_internal.h"
@@ -82,6 +83,10 @@ static sg_status make_instance(sg_pipeline *p, const sg_graph *graph, unsigned i
     sg__format(cause, sizeof cause, "%s", sg_last_error());
     return sg__fail(st, "%s: instance %u of %u: %s", fn, i, p->depth, cause);
   }
+  if (sg__exec_dumps(s->inst.exec)) { /* one trace of every instance, not one each */
+    sg__exec_stop_dump(s->inst.exec);
+    p->dump = 1;
+  }
   if (p->options.setup) {
     int rc = p->options.setup(&s->inst, p->options.user_data);
     if (rc) return sg__fail(SG_ERR_CALLBACK, "%s: setup of instance %u returned %d", fn, i, rc);
@@ -142,6 +147,8 @@ sg_status sg_pipeline_destroy(sg_pipeline *pipeline) {
   char message[SG_ERROR_MESSAGE_BYTES];
   sg__format(message, sizeof message, "%s", sg_last_error());
   sg__handle_unregister(pipeline);
+  if (pipeline->dump) sg__pipeline_dump(pipeline);
+  for (unsigned i = 0; i < pipeline->depth; i++) sg__nvtx_end(pipeline->slots[i].range);
   release_instances(pipeline, pipeline->depth);
   sg__free(pipeline->slots);
   sg__free(pipeline);

@@ -22,6 +22,7 @@ typedef struct sg__pipe_slot {
   int busy;                  /* a batch is in flight and not yet reported */
   uint64_t batch;            /* that batch */
   void *batch_data;          /* its user data */
+  uint64_t range;            /* its NVTX range (submit to report), or 0 */
 } sg__pipe_slot;
 
 struct sg_pipeline {
@@ -34,6 +35,7 @@ struct sg_pipeline {
   sg__in_use in_use;           /* public calls inside (core/in_use.h) */
   uint64_t waits;
   uint64_t would_block;
+  int dump;                    /* SG_TRACE_DIR: write the pipeline's trace when destroyed */
 
   /* The first failing batch in batch order. A launch error is known at
    * submit, an execution error only when its batch is reached in order, so
@@ -65,6 +67,10 @@ sg_status sg__pipeline_enter(sg_pipeline *p, const char *fn);
 void sg__pipeline_leave(sg_pipeline *p);
 sg_status sg__pipeline_enter_shared(const sg_pipeline *p, const char *fn);
 void sg__pipeline_leave_shared(const sg_pipeline *p);
+
+/* SG_TRACE_DIR: writes the pipeline's trace and its graph's DOT files
+ * (pipeline_trace.c); errors are ignored. */
+void sg__pipeline_dump(sg_pipeline *p);
 
 /* Applies binds to an idle executable: validates them all first, then one
  * sg_exec_set_* per bound node. Messages start with `context`

@@ -2,6 +2,7 @@
  * order, exactly once; stopping on the first failure. */
 #include <inttypes.h>
 
+#include "core/nvtx.h"
 #include "pipeline/pipeline_internal.h"
 
 void sg__pipeline_stop(sg_pipeline *p, uint64_t batch, unsigned instance, sg_status status) {
@@ -46,6 +47,8 @@ int sg__pipeline_report_until(sg_pipeline *p, uint64_t end, int blocking) {
     if (st == SG_NOT_READY) return 0;
     st = batch_status(p, b, s->inst.index, st);
     s->busy = 0;
+    sg__nvtx_end(s->range);
+    s->range = 0;
     p->next_report = b + 1;
     if (p->options.on_complete) {
       p->in_callback = 1;

@@ -2,6 +2,8 @@
  * instance the batch needs), binding it, launching it. */
 #include <inttypes.h>
 
+#include "core/nvtx.h"
+#include "exec/exec.h"
 #include "pipeline/pipeline_internal.h"
 
 static sg_status submit(sg_pipeline *p, const sg_pipeline_batch *batch, uint64_t *index,
@@ -47,12 +49,16 @@ static sg_status submit(sg_pipeline *p, const sg_pipeline_batch *batch, uint64_t
                       " (instance %u)", fn, rc, b, s->inst.index);
   }
 
+  sg__exec_label_next(s->inst.exec, b); /* its trace calls the launch "batch b" */
   st = sg_exec_launch(s->inst.exec, NULL);
   /* Accepted either way: a batch whose launch failed is a failed batch,
    * reported in its turn like any other. */
   s->busy = 1;
   s->batch = b;
   s->batch_data = data;
+  s->range = sg__nvtx_active() ? sg__nvtx_start(SG__NVTX_BATCH, "batch %" PRIu64 " (instance %u)",
+                                               b, s->inst.index)
+                               : 0;
   p->next_batch = b + 1;
   if (index) *index = b;
   if (st) {

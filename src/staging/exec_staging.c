@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/memory_table.h"
 #include "core/sys.h"
+#include "exec/backend.h"
 #include "staging/pinned_mem.h"
 #include "staging/stage_conductor.h"
 #include "staging/tuning.h"
@@ -232,6 +233,7 @@ sg_status sg__staging_prepare(sg__staging *st, uint32_t index, const sg__copy *c
   sg__pstate *p = NULL;
   if (!s) s = state_make(st, c, dir, where, &p);
   if (s) return s;
+  if (p->run) sg__staging_trace_run(st, p->run, index);
   p->next = st->nodes[index].states;
   st->nodes[index].states = p;
   return SG_OK;
@@ -518,4 +520,10 @@ void sg__staging_settle(sg__staging *st) {
 
 void sg__staging_disown(sg__staging *st, void *report_ctx) {
   if (st && st->pool && st->protocol == SG__STAGE_MEMOPS) sg__stage_disown(st->pool, report_ctx);
+}
+
+void sg__staging_trace_run(const sg__staging *st, sg__stage_run *run, uint32_t index) {
+  const sg_exec *exec = st->exec;
+  sg__stage_run_trace(run, exec->trace, index,
+                      index < exec->snap.node_count ? exec->snap.nodes[index].name : NULL);
 }

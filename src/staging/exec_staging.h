@@ -87,6 +87,9 @@ typedef struct sg__staging {
 sg_status sg__staging_create(sg_exec *exec, int persistent, const char *fn, sg__staging **out);
 /* Nothing of the executable may be in flight. NULL is accepted. */
 void sg__staging_destroy(sg__staging *st);
+/* Labels a run of node `index` for the executable's trace (if traced) and
+ * NVTX ranges (stage_run.h: sg__stage_run_trace). */
+void sg__staging_trace_run(const sg__staging *st, sg__stage_run *run, uint32_t index);
 
 /* The direction of `c` if it is a candidate under `st`, else SG__STAGE_NONE
  * (st may be NULL). */

@@ -71,7 +71,8 @@ static int submit(sg__stage_run *run, uint32_t k) {
     sg__flag_raise(&run->flags->ready[s], k + 1);
     return 1;
   }
-  sg__copy_submit_signal(run->workers, &run->jobs[s], h2d ? slot : host, h2d ? host : slot, len,
+  sg__copy_submit_signal(run->workers, sg__stage_job(run, k, !h2d), h2d ? slot : host,
+                         h2d ? host : slot, len,
                          run->g.parts, &run->flags->ready[s], k + 1);
   return 1;
 }

@@ -1,6 +1,7 @@
 /* One staged copy: its geometry, ring and protocol (stage_run.h). */
 #include "staging/stage_run.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "core/checked.h"
@@ -96,13 +97,31 @@ void sg__stage_run_free(sg__stage_run *run) {
   sg__free(run);
 }
 
+void sg__stage_run_trace(sg__stage_run *run, struct sg__trace *trace, uint32_t node,
+                         const char *name) {
+  run->trace = trace;
+  run->node = node;
+  if (name) snprintf(run->label, sizeof run->label, "'%.48s' (#%u)", name, node);
+  else snprintf(run->label, sizeof run->label, "#%u", node);
+}
+
+sg__copy_job *sg__stage_job(sg__stage_run *run, uint32_t k, int drain) {
+  sg__copy_job *job = &run->jobs[k % run->g.ring];
+  job->trace = run->trace;
+  job->node = run->node;
+  job->chunk = k;
+  job->drain = drain;
+  job->label = run->label;
+  return job;
+}
+
 static void fill(sg__stage_run *run, uint32_t k) {
-  sg__copy_submit(run->workers, &run->jobs[k % run->g.ring], sg__stage_slot(run, k),
+  sg__copy_submit(run->workers, sg__stage_job(run, k, 0), sg__stage_slot(run, k),
                   run->host + sg__stage_offset(run, k), sg__stage_len(run, k), run->g.parts);
 }
 
 static void drain(sg__stage_run *run, uint32_t k) {
-  sg__copy_submit(run->workers, &run->jobs[k % run->g.ring], run->host + sg__stage_offset(run, k),
+  sg__copy_submit(run->workers, sg__stage_job(run, k, 1), run->host + sg__stage_offset(run, k),
                   sg__stage_slot(run, k), sg__stage_len(run, k), run->g.parts);
 }
 

@@ -14,7 +14,9 @@
 
 #include "core/checked.h"
 #include "core/error.h"
+#include "core/nvtx.h"
 #include "core/sys.h"
+#include "exec/trace.h"
 #include "staging/stage_flags.h"
 #include "staging/tuning.h"
 
@@ -136,14 +138,29 @@ static void copy_one_part(sg__workers *w, sg__copy_job *job) {
   const char *src;
   size_t n;
   claim(w, job, &dst, &src, &n);
+  /* Read with the lock: the job's owner set them before submitting. */
+  struct sg__trace *trace = job->trace;
+  const uint32_t node = job->node, chunk = job->chunk;
+  const int drain = job->drain;
+  const char *label = job->label;
   sg__mutex_unlock(&w->lock);
+  const int ranges = sg__nvtx_active();
+  if (ranges)
+    sg__nvtx_push(SG__NVTX_STAGE, "%s %s chunk %u", drain ? "drain" : "fill", label ? label : "",
+                  chunk);
+  const uint64_t t0 = trace ? sg__now_ns() : 0;
   copy_part(w, job, dst, src, n);
+  if (trace)
+    sg__trace_span_add(trace, drain ? SG__SPAN_DRAIN : SG__SPAN_FILL, node, chunk, n, t0,
+                       sg__now_ns());
+  if (ranges) sg__nvtx_pop();
   sg__mutex_lock(&w->lock);
   finish(w, job);
 }
 
 static void *worker_main(void *arg) {
   sg__workers *w = arg;
+  sg__trace_mark_copy_thread(); /* its rows in traces say "copy thread" */
   sg__mutex_lock(&w->lock);
   for (;;) {
     while (!w->stopping && !w->head) sg__cond_wait(&w->work, &w->lock);

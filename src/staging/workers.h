@@ -29,6 +29,13 @@ typedef struct sg__copy_job {
                                  default (sg__stage_nontemporal_default) */
   uint32_t *signal;           /* memop protocol: raised to signal_value once every part is
                                  copied and visible (stage_flags.h), or NULL */
+  /* Set before submitting, for traces (exec/trace.h) and NVTX ranges: the
+   * trace the parts' spans go to (NULL: none), and what the job copies. */
+  struct sg__trace *trace;
+  uint32_t node;              /* the copy node's index */
+  uint32_t chunk;             /* the chunk of the copy */
+  int drain;                  /* 0: a fill (pageable -> pinned); 1: a drain (pinned -> pageable) */
+  const char *label;          /* the node as NVTX ranges name it ("'up' (#2)"), or NULL */
   uint32_t signal_value;
   struct sg__copy_job *next;  /* queue link */
 } sg__copy_job;

@@ -158,7 +158,13 @@ void text_outputs(sgeq::BytesChooser &in) {
   for (size_t at = json.find("\"ph\":\"X\""); at != std::string::npos;
        at = json.find("\"ph\":\"X\"", at + 1))
     slices++;
-  CHECK(slices == n, "%zu slices for %u nodes", slices, n);
+  // One slice per node, plus one for the launch as a whole (on its own row).
+  size_t launches = 0;
+  for (size_t at = json.find("\"cat\":\"launch\""); at != std::string::npos;
+       at = json.find("\"cat\":\"launch\"", at + 1))
+    launches++;
+  CHECK(launches == (n ? 1u : 0u), "%zu launch slices for one launch of %u nodes", launches, n);
+  CHECK(slices == n + launches, "%zu slices for %u nodes", slices, n);
   CHECK(sg_exec_destroy(e) == SG_OK, "destroy");
   sg_graph_destroy(g);
 }

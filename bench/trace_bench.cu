@@ -1,0 +1,386 @@
+// trace_bench: what tracing costs, and which way of timing graph mode costs
+// less, side by side in one run.
+//
+//   streams mode   sg_exec_launch, trace off          vs  trace on (CUDA events per node)
+//   graph mode     sg_exec_launch, trace off          vs  trace on (the traced graph:
+//                  event-record nodes around every node, re-pointed at each launch's
+//                  event set)  vs  raw cudaGraphLaunch of the untraced graph (the floor)
+//   CUPTI          the untraced graph with CUPTI activity records on (kernels, copies,
+//                  memsets: the other way to get per-node times) vs  the same with CUPTI
+//                  loaded but off (a second phase: CUPTI, once loaded, stays in the process)
+//
+// over diamond-layer DAGs of empty kernels (the launch-bound case, where tracing
+// costs the most relative to the work) of 16, 64 and 256 nodes. Two figures per
+// case: "per launch" (microseconds per launch over many back-to-back launches,
+// then one wait: throughput, host or GPU bound, whichever is slower) and
+// "latency" (one launch then its wait, each time: what a synchronous caller
+// sees). Each is the median of several samples, interleaved with the other
+// cases of its row. Every traced run is checked (one record per node, every
+// launch), and CUPTI's records are counted (one kernel record per node per
+// launch). Prints tables; writes JSON to argv[1] (default trace_bench.json).
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <functional>
+#include <string>
+#include <vector>
+
+#if BENCH_HAVE_CUPTI
+#include <cupti.h>
+#endif
+
+#include "bench_check.h"
+#include "streamgraph/kernels.h"
+#include "streamgraph/streamgraph.h"
+
+extern "C" sg_status sg__cuda_graph_of(const sg_exec *exec, cudaGraphExec_t *graph_exec,
+                                       const cudaGraphNode_t **nodes);
+
+namespace {
+
+double now_us() {
+  return std::chrono::duration<double, std::micro>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+constexpr int kSamples = 7;
+using Timed = std::function<double(int)>;  // microseconds for `reps` iterations, waited for
+
+// Warm-up once each, then kSamples rounds, rotating which case goes first.
+std::vector<double> compare_all(int reps, const std::vector<Timed> &fns) {
+  for (const Timed &f : fns) f(reps);
+  std::vector<std::vector<double>> t(fns.size());
+  for (int s = 0; s < kSamples; s++)
+    for (size_t k = 0; k < fns.size(); k++) {
+      size_t i = (k + size_t(s)) % fns.size();
+      t[i].push_back(fns[i](reps));
+    }
+  std::vector<double> m;
+  for (const auto &v : t) m.push_back(median(v) / reps);
+  return m;
+}
+
+// join, 8 wide, join, 8 wide, ...: n nodes.
+sg_graph *diamonds(uint32_t n, std::vector<sg_node> *nodes) {
+  sg_graph *g = nullptr;
+  SGK(sg_graph_create(&g));
+  SGK(sg_graph_set_name(g, "diamonds"));
+  sg_kernel_call k;
+  sg_kernels_empty(&k);
+  nodes->assign(n, sg_node{});
+  uint32_t join = 0;
+  std::vector<uint32_t> layer;
+  for (uint32_t i = 0; i < n; i++) {
+    std::vector<sg_node> deps;
+    if (i > 0 && layer.size() == 8) {
+      for (uint32_t v : layer) deps.push_back((*nodes)[v]);
+      layer.clear();
+      join = i;
+    } else if (i > 0) {
+      deps.push_back((*nodes)[join]);
+      layer.push_back(i);
+    }
+    SGK(sg_graph_add_kernel(g, &k.desc, deps.data(), deps.size(), &(*nodes)[i]));
+  }
+  return g;
+}
+
+sg_exec *make_exec(sg_graph *g, sg_exec_mode mode, int trace) {
+  sg_exec_options o;
+  sg_exec_options_init(&o);
+  o.backend = SG_BACKEND_CUDA;
+  o.mode = mode;
+  o.trace = trace;
+  sg_exec *e = nullptr;
+  SGK(sg_exec_create(g, &o, &e));
+  return e;
+}
+
+Timed throughput(sg_exec *e) {
+  return [e](int reps) {
+    double t0 = now_us();
+    for (int i = 0; i < reps; i++) SGK(sg_exec_launch(e, nullptr));
+    SGK(sg_exec_wait(e));
+    return now_us() - t0;
+  };
+}
+
+Timed latency(sg_exec *e) {
+  return [e](int reps) {
+    double t0 = now_us();
+    for (int i = 0; i < reps; i++) {
+      SGK(sg_exec_launch(e, nullptr));
+      SGK(sg_exec_wait(e));
+    }
+    return now_us() - t0;
+  };
+}
+
+struct Raw {
+  cudaGraphExec_t ge = nullptr;
+  cudaStream_t stream = nullptr;
+  explicit Raw(sg_exec *untraced) {
+    const cudaGraphNode_t *nodes = nullptr;
+    SGK(sg__cuda_graph_of(untraced, &ge, &nodes));
+    CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  }
+  ~Raw() { cudaStreamDestroy(stream); }
+  Timed throughput() {
+    return [this](int reps) {
+      double t0 = now_us();
+      for (int i = 0; i < reps; i++) CK(cudaGraphLaunch(ge, stream));
+      CK(cudaStreamSynchronize(stream));
+      return now_us() - t0;
+    };
+  }
+  Timed latency() {
+    return [this](int reps) {
+      double t0 = now_us();
+      for (int i = 0; i < reps; i++) {
+        CK(cudaGraphLaunch(ge, stream));
+        CK(cudaStreamSynchronize(stream));
+      }
+      return now_us() - t0;
+    };
+  }
+};
+
+// Every kept launch of a traced executable has one record per node.
+void check_trace(sg_exec *e, uint32_t n, const char *what) {
+  std::vector<sg_trace_record> rec(n);
+  size_t count = 0;
+  SGK(sg_exec_get_trace(e, rec.data(), n, &count));
+  if (count != n) {
+    std::fprintf(stderr, "trace_bench: %s: %zu records for %u nodes\n", what, count, n);
+    std::exit(3);
+  }
+  for (const sg_trace_record &r : rec)
+    if (r.end_ns < r.start_ns) {
+      std::fprintf(stderr, "trace_bench: %s: a record ends before it starts\n", what);
+      std::exit(3);
+    }
+}
+
+#if BENCH_HAVE_CUPTI
+#define CUPTI_CK(x)                                                               \
+  do {                                                                            \
+    CUptiResult r_ = (x);                                                         \
+    if (r_ != CUPTI_SUCCESS) {                                                    \
+      const char *s_ = nullptr;                                                   \
+      cuptiGetResultString(r_, &s_);                                              \
+      std::fprintf(stderr, "%s:%d: %s -> %s\n", __FILE__, __LINE__, #x, s_ ? s_ : "?"); \
+      std::exit(2);                                                               \
+    }                                                                             \
+  } while (0)
+
+std::atomic<uint64_t> cupti_kernels{0}, cupti_graph_kernels{0}, cupti_dropped{0};
+
+void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records) {
+  *size = 32u << 20;
+  *buffer = static_cast<uint8_t *>(std::aligned_alloc(8, *size));
+  *max_records = 0;
+}
+
+void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t *buffer, size_t,
+                               size_t valid) {
+  CUpti_Activity *record = nullptr;
+  while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
+    if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ||
+        record->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
+      cupti_kernels++;
+      if (reinterpret_cast<CUpti_ActivityKernel10 *>(record)->graphNodeId) cupti_graph_kernels++;
+    }
+  }
+  size_t dropped = 0;
+  if (cuptiActivityGetNumDroppedRecords(ctx, stream_id, &dropped) == CUPTI_SUCCESS)
+    cupti_dropped += dropped;
+  std::free(buffer);
+}
+
+const CUpti_ActivityKind kCuptiKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                                          CUPTI_ACTIVITY_KIND_MEMCPY,
+                                          CUPTI_ACTIVITY_KIND_MEMSET};
+
+void cupti_on() {
+  for (CUpti_ActivityKind k : kCuptiKinds) CUPTI_CK(cuptiActivityEnable(k));
+}
+void cupti_off() {
+  CUPTI_CK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+  for (CUpti_ActivityKind k : kCuptiKinds) CUPTI_CK(cuptiActivityDisable(k));
+}
+
+// A case run with CUPTI's activity records on for its duration only.
+Timed with_cupti(Timed f) {
+  return [f](int reps) {
+    cupti_on();
+    double t = f(reps);
+    cupti_off();
+    return t;
+  };
+}
+#endif
+
+struct Row {
+  uint32_t nodes;
+  double streams_off, streams_on, graph_off, graph_on, raw;            // per launch
+  double streams_off_lat, streams_on_lat, graph_off_lat, graph_on_lat, raw_lat;  // latency
+  double cupti_loaded_off = 0, cupti_on = 0, cupti_loaded_off_lat = 0, cupti_on_lat = 0;
+  double cupti_records_per_launch = 0;
+};
+
+void write_json(const char *path, const std::vector<Row> &rows, const char *device, int driver,
+                int runtime, bool cupti) {
+  FILE *f = std::fopen(path, "w");
+  if (!f) {
+    std::fprintf(stderr, "trace_bench: cannot write %s\n", path);
+    return;
+  }
+  std::time_t t = std::time(nullptr);
+  char date[32];
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  std::fprintf(f, "{\n  \"benchmark\": \"trace_bench\",\n  \"date\": \"%s\",\n", date);
+  std::fprintf(f, "  \"device\": \"%s\",\n  \"driver_version\": %d,\n  \"runtime_version\": %d,\n",
+               device, driver, runtime);
+  std::fprintf(f, "  \"samples\": %d,\n  \"cupti\": %s,\n  \"rows\": [\n", kSamples,
+               cupti ? "true" : "false");
+  for (size_t i = 0; i < rows.size(); i++) {
+    const Row &r = rows[i];
+    std::fprintf(f,
+                 "    {\"nodes\": %u, \"per_launch_us\": {\"streams_off\": %.3f, \"streams_on\": "
+                 "%.3f, \"graph_off\": %.3f, \"graph_on\": %.3f, \"raw_graph\": %.3f, "
+                 "\"cupti_loaded_off\": %.3f, \"cupti_on\": %.3f},\n"
+                 "     \"latency_us\": {\"streams_off\": %.3f, \"streams_on\": %.3f, "
+                 "\"graph_off\": %.3f, \"graph_on\": %.3f, \"raw_graph\": %.3f, "
+                 "\"cupti_loaded_off\": %.3f, \"cupti_on\": %.3f},\n"
+                 "     \"cupti_kernel_records_per_launch\": %.2f}%s\n",
+                 r.nodes, r.streams_off, r.streams_on, r.graph_off, r.graph_on, r.raw,
+                 r.cupti_loaded_off, r.cupti_on, r.streams_off_lat, r.streams_on_lat,
+                 r.graph_off_lat, r.graph_on_lat, r.raw_lat, r.cupti_loaded_off_lat,
+                 r.cupti_on_lat, r.cupti_records_per_launch, i + 1 < rows.size() ? "," : "");
+  }
+  std::fprintf(f, "  ]\n}\n");
+  std::fclose(f);
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  const char *json = argc > 1 ? argv[1] : "trace_bench.json";
+  if (sg_cuda_device_count() == 0) {
+    std::printf("trace_bench: no CUDA device\n");
+    return 0;
+  }
+  cudaDeviceProp prop;
+  CK(cudaGetDeviceProperties(&prop, 0));
+  int driver = 0, runtime = 0;
+  CK(cudaDriverGetVersion(&driver));
+  CK(cudaRuntimeGetVersion(&runtime));
+  std::printf("trace_bench on %s (driver %d, runtime %d), median of %d samples\n", prop.name,
+              driver, runtime, kSamples);
+  const double t_start = now_us();
+  std::vector<Row> rows;
+  std::vector<sg_graph *> graphs;
+  std::vector<std::vector<sg_exec *>> execs;  // per row: streams off/on, graph off/on
+
+  // Phase 1: no CUPTI in the process.
+  for (uint32_t n : {16u, 64u, 256u}) {
+    std::vector<sg_node> nodes;
+    sg_graph *g = diamonds(n, &nodes);
+    sg_exec *so = make_exec(g, SG_MODE_STREAMS, 0), *sn = make_exec(g, SG_MODE_STREAMS, 1);
+    sg_exec *go = make_exec(g, SG_MODE_GRAPH, 0), *gn = make_exec(g, SG_MODE_GRAPH, 1);
+    Raw raw(go);
+    const int reps = std::max(20, 20000 / int(n)), lat_reps = std::max(10, 2000 / int(n));
+    std::vector<double> thr = compare_all(reps, {throughput(so), throughput(sn), throughput(go),
+                                                 throughput(gn), raw.throughput()});
+    std::vector<double> lat = compare_all(lat_reps, {latency(so), latency(sn), latency(go),
+                                                     latency(gn), raw.latency()});
+    check_trace(sn, n, "streams mode");
+    check_trace(gn, n, "graph mode");
+    Row r{};
+    r.nodes = n;
+    r.streams_off = thr[0], r.streams_on = thr[1], r.graph_off = thr[2], r.graph_on = thr[3];
+    r.raw = thr[4];
+    r.streams_off_lat = lat[0], r.streams_on_lat = lat[1], r.graph_off_lat = lat[2];
+    r.graph_on_lat = lat[3], r.raw_lat = lat[4];
+    rows.push_back(r);
+    graphs.push_back(g);
+    execs.push_back({so, sn, go, gn});
+  }
+
+  std::printf("\nper launch, us (back-to-back launches; ratio to trace off)\n");
+  std::printf("%6s | %9s %9s %6s | %9s %9s %6s %9s\n", "nodes", "streams", "+trace", "ratio",
+              "graph", "+trace", "ratio", "raw graph");
+  for (const Row &r : rows)
+    std::printf("%6u | %9.2f %9.2f %6.2f | %9.2f %9.2f %6.2f %9.2f\n", r.nodes, r.streams_off,
+                r.streams_on, r.streams_on / r.streams_off, r.graph_off, r.graph_on,
+                r.graph_on / r.graph_off, r.raw);
+  std::printf("\nlatency, us (one launch and its wait)\n");
+  std::printf("%6s | %9s %9s %6s | %9s %9s %6s %9s\n", "nodes", "streams", "+trace", "ratio",
+              "graph", "+trace", "ratio", "raw graph");
+  for (const Row &r : rows)
+    std::printf("%6u | %9.2f %9.2f %6.2f | %9.2f %9.2f %6.2f %9.2f\n", r.nodes,
+                r.streams_off_lat, r.streams_on_lat, r.streams_on_lat / r.streams_off_lat,
+                r.graph_off_lat, r.graph_on_lat, r.graph_on_lat / r.graph_off_lat, r.raw_lat);
+
+  bool cupti = false;
+#if BENCH_HAVE_CUPTI
+  // Phase 2: CUPTI loaded. Its activity records are the other way to time a
+  // graph's nodes; compared with the same untraced graph, CUPTI loaded but
+  // off, and with the traced graph measured again in this phase.
+  cupti = true;
+  CUPTI_CK(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed));
+  for (size_t i = 0; i < rows.size(); i++) {
+    Row &r = rows[i];
+    sg_exec *go = execs[i][2], *gn = execs[i][3];
+    const int reps = std::max(20, 20000 / int(r.nodes)), lat_reps = std::max(10, 2000 / int(r.nodes));
+    std::vector<double> thr = compare_all(reps, {throughput(go), with_cupti(throughput(go)),
+                                                 throughput(gn)});
+    std::vector<double> lat = compare_all(lat_reps, {latency(go), with_cupti(latency(go)),
+                                                     latency(gn)});
+    r.cupti_loaded_off = thr[0], r.cupti_on = thr[1], r.cupti_loaded_off_lat = lat[0];
+    r.cupti_on_lat = lat[1];
+    // Records: one timed run of known length.
+    cupti_kernels = 0;
+    const int launches = 100;
+    cupti_on();
+    for (int l = 0; l < launches; l++) SGK(sg_exec_launch(go, nullptr));
+    SGK(sg_exec_wait(go));
+    cupti_off();
+    r.cupti_records_per_launch = double(cupti_kernels.load()) / launches;
+    std::printf("[ %u nodes, CUPTI phase: traced graph %.2f us per launch, %.2f latency ]\n",
+                r.nodes, thr[2], lat[2]);
+  }
+  std::printf("\ngraph mode with CUPTI activity records, us (ratio to CUPTI loaded, off)\n");
+  std::printf("%6s | %9s %9s %6s | %9s %9s %6s | %s\n", "nodes", "loaded", "+CUPTI", "ratio",
+              "lat", "+CUPTI", "ratio", "kernel records/launch (want = nodes)");
+  for (const Row &r : rows)
+    std::printf("%6u | %9.2f %9.2f %6.2f | %9.2f %9.2f %6.2f | %.2f%s\n", r.nodes,
+                r.cupti_loaded_off, r.cupti_on, r.cupti_on / r.cupti_loaded_off,
+                r.cupti_loaded_off_lat, r.cupti_on_lat, r.cupti_on_lat / r.cupti_loaded_off_lat,
+                r.cupti_records_per_launch,
+                r.cupti_records_per_launch == r.nodes ? "" : "  (records missing or extra)");
+  std::printf("CUPTI: %llu kernel records from graph launches, %llu dropped\n",
+              (unsigned long long)cupti_graph_kernels.load(),
+              (unsigned long long)cupti_dropped.load());
+#else
+  std::printf("\n(CUPTI not found at build time: no CUPTI rows)\n");
+#endif
+
+  for (auto &row : execs)
+    for (sg_exec *e : row) SGK(sg_exec_destroy(e));
+  for (sg_graph *g : graphs) SGK(sg_graph_destroy(g));
+  std::printf("\ntotal %.1f s; JSON: %s\n", (now_us() - t_start) / 1e6, json);
+  write_json(json, rows, prop.name, driver, runtime, cupti);
+  return 0;
+}

@@ -1,0 +1,82 @@
+/* Internal: timing the CUDA backend's launches for traces (exec/trace.h).
+ *
+ * Each launch in flight records CUDA events into a set of its own: one
+ * event at the launch's start and one before and after every node. Sets
+ * form a ring, so launches can be queued ahead; a set is read back
+ * (cudaEventElapsedTime against its start event) when it is about to be
+ * reused, which waits for the launch that used it, or when the executable
+ * is waited for. Streams mode records the set's events on the streams as it
+ * enqueues; graph mode instantiates a traced graph with event-record nodes
+ * (graph_explicit.c, graph_capture.c) and points them at the launch's set
+ * before each cudaGraphLaunch.
+ *
+ * To place GPU times on the host's clock, an anchor event is recorded on
+ * streams[0] and synchronised with while the executable is idle; a launch's
+ * start is its distance to the anchor. */
+#ifndef SG_CUDA_CUDA_TRACE_H
+#define SG_CUDA_CUDA_TRACE_H
+
+#include <cuda_runtime_api.h>
+#include <stdint.h>
+
+#include "exec/trace.h"
+
+/* Launches that may be in flight before a launch waits for the oldest one's
+ * times (at most SG__TRACE_MAX_AHEAD). */
+#define SG__CUDA_TRACE_RING 8u
+
+typedef struct sg__cuda_trace_set {
+  cudaEvent_t start;           /* the launch's zero */
+  cudaEvent_t *before;         /* node -> recorded when the node may start */
+  cudaEvent_t *after;          /* node -> recorded when it has finished */
+  uint64_t launch;             /* the launch recorded into it and not yet read; 0: none */
+} sg__cuda_trace_set;
+
+typedef struct sg__cuda_tracer {
+  sg__trace *trace;            /* where launches' times go */
+  uint32_t node_count;
+  sg__cuda_trace_set sets[SG__CUDA_TRACE_RING];
+  unsigned made;               /* sets whose events exist (made in order, on first use) */
+  cudaEvent_t anchor;
+  uint64_t anchor_ns;          /* the anchor's time on the host clock */
+  uint64_t anchor_after;       /* the last launch enqueued before the anchor */
+  uint64_t last;               /* the latest launch given a set */
+  uint64_t *scratch;           /* 2 * node_count times */
+} sg__cuda_tracer;
+
+/* Makes the tracer with its first set and an anchor recorded on `stream`
+ * (nothing of the executable in flight). The device is current. On failure
+ * frees what it made; the message names `fn`. */
+sg_status sg__cuda_tracer_make(sg__cuda_tracer *t, sg__trace *trace, uint32_t node_count,
+                               cudaStream_t stream, const char *fn);
+/* Nothing may be in flight. Accepts a tracer that was never made (zeroed). */
+void sg__cuda_tracer_free(sg__cuda_tracer *t);
+
+/* The set launch `launch` records into: the set of launch % ring, made on
+ * first use; the launch that used it before is read back first (waiting for
+ * it). The device is current. The message (on the launch path) goes to
+ * `msg`. */
+sg_status sg__cuda_tracer_set(sg__cuda_tracer *t, uint64_t launch, sg__cuda_trace_set **set,
+                              const char *fn, char *msg, size_t cap);
+/* The set's launch was enqueued completely: read it back later. */
+static inline void sg__cuda_tracer_recorded(sg__cuda_trace_set *set, uint64_t launch) {
+  set->launch = launch;
+}
+/* Reads back every launch recorded and not yet read, oldest first (their
+ * work is done: the executable is idle), then renews the anchor on `stream`
+ * if it is old. A launch whose events cannot be read (it failed) is
+ * dropped. */
+void sg__cuda_tracer_collect(sg__cuda_tracer *t, cudaStream_t stream);
+/* Forgets the launches not yet read (after a failure: their events may
+ * never complete). */
+void sg__cuda_tracer_forget(sg__cuda_tracer *t);
+
+/* The event a traced graph's node `k` records: 0 the launch's start, then
+ * for node v, 1 + 2v before it and 2 + 2v after it. */
+static inline cudaEvent_t sg__cuda_trace_event(const sg__cuda_trace_set *set, uint32_t k) {
+  if (k == 0) return set->start;
+  k -= 1;
+  return k % 2 ? set->after[k / 2] : set->before[k / 2];
+}
+
+#endif

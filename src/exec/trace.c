@@ -1,0 +1,127 @@
+/* The trace of an executable: launches' node times and host spans. */
+#include <stdatomic.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/sys.h"
+#include "exec/trace.h"
+
+static void free_arrays(sg__trace *t) {
+  sg__free(t->launch);
+  sg__free(t->label);
+  sg__free(t->start);
+  sg__free(t->times);
+  sg__free(t->pending_launch);
+  sg__free(t->pending_label);
+  sg__free(t->spans);
+  sg__free(t);
+}
+
+sg_status sg__trace_new(uint32_t node_count, unsigned keep, const char *fn, sg__trace **out) {
+  *out = NULL;
+  if (keep == 0) keep = SG__TRACE_DEFAULT_LAUNCHES;
+  size_t pending = (size_t)keep + SG__TRACE_MAX_AHEAD;
+  size_t nodes = node_count ? node_count : 1;
+  sg__trace *t = sg__calloc(1, sizeof *t);
+  if (!t) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory for the trace", fn);
+  t->node_count = node_count;
+  t->keep = keep;
+  t->span_cap = (size_t)keep * SG__TRACE_SPANS_PER_LAUNCH;
+  t->launch = sg__calloc(keep, sizeof *t->launch);
+  t->label = sg__calloc(keep, sizeof *t->label);
+  t->start = sg__calloc(keep, sizeof *t->start);
+  /* keep * 2 * nodes times, the product overflow-checked */
+  t->times = sg__realloc_array(NULL, (size_t)keep * 2, nodes * sizeof *t->times);
+  t->pending_launch = sg__calloc(pending, sizeof *t->pending_launch);
+  t->pending_label = sg__calloc(pending, sizeof *t->pending_label);
+  t->spans = sg__realloc_array(NULL, t->span_cap, sizeof *t->spans);
+  if (!t->launch || !t->label || !t->start || !t->times || !t->pending_launch ||
+      !t->pending_label || !t->spans) {
+    free_arrays(t);
+    return sg__fail(SG_ERR_OUT_OF_MEMORY,
+                    "%s: out of memory for the trace (%u launches of %u nodes kept; "
+                    "options.trace_launches sets how many)", fn, keep, node_count);
+  }
+  if (sg__mutex_init(&t->lock)) {
+    free_arrays(t);
+    return sg__fail(SG_ERR_SYSTEM, "%s: cannot create the trace's mutex", fn);
+  }
+  *out = t;
+  return SG_OK;
+}
+
+void sg__trace_free(sg__trace *t) {
+  if (!t) return;
+  sg__mutex_destroy(&t->lock);
+  free_arrays(t);
+}
+
+void sg__trace_label(sg__trace *t, uint64_t launch, uint64_t label) {
+  size_t at = launch % ((size_t)t->keep + SG__TRACE_MAX_AHEAD);
+  sg__mutex_lock(&t->lock);
+  t->pending_launch[at] = launch;
+  t->pending_label[at] = label;
+  sg__mutex_unlock(&t->lock);
+}
+
+void sg__trace_commit(sg__trace *t, uint64_t launch, uint64_t start_ns, const uint64_t *start_rel,
+                      const uint64_t *end_rel) {
+  size_t slot = launch % t->keep;
+  size_t at = launch % ((size_t)t->keep + SG__TRACE_MAX_AHEAD);
+  uint64_t *times = t->times + slot * 2 * (t->node_count ? t->node_count : 1);
+  sg__mutex_lock(&t->lock);
+  t->launch[slot] = launch;
+  t->label[slot] = t->pending_launch[at] == launch ? t->pending_label[at] : SG__TRACE_NO_LABEL;
+  t->start[slot] = start_ns;
+  if (t->node_count) {
+    memcpy(times, start_rel, t->node_count * sizeof *times);
+    memcpy(times + t->node_count, end_rel, t->node_count * sizeof *times);
+  }
+  if (launch > t->last) t->last = launch;
+  sg__mutex_unlock(&t->lock);
+}
+
+static atomic_uint next_lane;
+static _Thread_local uint32_t my_lane;      /* 0: not assigned yet */
+static _Thread_local int my_copy_thread;
+
+uint32_t sg__trace_lane(int *copy_thread) {
+  if (my_lane == 0) my_lane = atomic_fetch_add(&next_lane, 1) + 1;
+  if (copy_thread) *copy_thread = my_copy_thread;
+  return my_lane;
+}
+
+void sg__trace_mark_copy_thread(void) { my_copy_thread = 1; }
+
+void sg__trace_span_add(sg__trace *t, sg__span_kind kind, uint32_t node, uint32_t chunk,
+                        uint64_t bytes, uint64_t start_ns, uint64_t end_ns) {
+  int copy_thread;
+  uint32_t lane = sg__trace_lane(&copy_thread);
+  sg__trace_span span = {start_ns, end_ns, bytes, node, chunk, lane, (uint8_t)kind,
+                         (uint8_t)copy_thread};
+  sg__mutex_lock(&t->lock);
+  t->spans[t->span_total % t->span_cap] = span;
+  t->span_total++;
+  sg__mutex_unlock(&t->lock);
+}
+
+int sg__trace_read(sg__trace *t, uint64_t launch, uint64_t *launch_out, uint64_t *label,
+                   uint64_t *start_ns, uint64_t *start_rel, uint64_t *end_rel) {
+  int found = 0;
+  sg__mutex_lock(&t->lock);
+  if (launch == 0) launch = t->last;
+  size_t slot = launch % t->keep;
+  if (launch != 0 && t->launch[slot] == launch) {
+    const uint64_t *times = t->times + slot * 2 * (t->node_count ? t->node_count : 1);
+    *launch_out = launch;
+    *label = t->label[slot];
+    *start_ns = t->start[slot];
+    if (t->node_count) {
+      memcpy(start_rel, times, t->node_count * sizeof *times);
+      memcpy(end_rel, times + t->node_count, t->node_count * sizeof *times);
+    }
+    found = 1;
+  }
+  sg__mutex_unlock(&t->lock);
+  return found ? 0 : -1;
+}

@@ -1,0 +1,98 @@
+/* Internal: the trace of an executable - the per-node times of its recent
+ * launches and the host-side staging work around them.
+ *
+ * An executable created with options.trace owns one. Backends commit each
+ * launch's times once they know them (the host backend when the launch
+ * ends; the CUDA backend when it reads the launch's events back, in launch
+ * order, at the latest when those events are about to be reused); staging
+ * copy threads add spans as they copy. Readers (sg_exec_get_trace, the
+ * JSON writers) take what has been committed. Everything is guarded by one
+ * mutex: commits are one per launch, spans one per chunk part (at least
+ * tens of microseconds of copying each), so the lock is never hot.
+ *
+ * Times are nanoseconds on the host's steady clock (sg__now_ns), launch
+ * starts absolute and node times relative to their launch's start, so
+ * launches of several executables share one timeline. */
+#ifndef SG_EXEC_TRACE_H
+#define SG_EXEC_TRACE_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "streamgraph/status.h"
+
+/* A launch without a label (a pipeline labels each launch with its batch). */
+#define SG__TRACE_NO_LABEL UINT64_MAX
+/* Launches a backend may run ahead of its commits (a label set at launch
+ * time must survive until its launch is committed). */
+#define SG__TRACE_MAX_AHEAD 64u
+/* Launches kept when options.trace_launches is 0. */
+#define SG__TRACE_DEFAULT_LAUNCHES 64u
+/* Host spans kept per launch kept. */
+#define SG__TRACE_SPANS_PER_LAUNCH 1024u
+
+typedef enum sg__span_kind {
+  SG__SPAN_FILL = 0,   /* pageable -> pinned (the host side of a host->device copy) */
+  SG__SPAN_DRAIN       /* pinned -> pageable (the host side of a device->host copy) */
+} sg__span_kind;
+
+/* One piece of host work: a copy thread (or a waiting thread helping it)
+ * copying part of one chunk of a staged copy. */
+typedef struct sg__trace_span {
+  uint64_t start_ns, end_ns;   /* absolute */
+  uint64_t bytes;
+  uint32_t node;
+  uint32_t chunk;
+  uint32_t lane;               /* the thread (sg__trace_lane) */
+  uint8_t kind;                /* sg__span_kind */
+  uint8_t copy_thread;         /* 1: a pool copy thread; 0: a thread that waited and helped */
+} sg__trace_span;
+
+typedef struct sg__trace {
+  uint32_t node_count;
+  unsigned keep;               /* launches kept */
+  pthread_mutex_t lock;        /* guards what follows */
+  uint64_t last;               /* the latest launch committed (0: none) */
+  uint64_t *launch;            /* per slot (launch % keep): the launch held, 0 when none */
+  uint64_t *label;             /* per slot: its label */
+  uint64_t *start;             /* per slot: its start, absolute */
+  uint64_t *times;             /* per slot: node_count starts, then node_count ends, relative */
+  uint64_t *pending_launch;    /* per launch % (keep + SG__TRACE_MAX_AHEAD): labels given */
+  uint64_t *pending_label;     /*   before their launch was committed */
+  sg__trace_span *spans;       /* a ring of span_cap */
+  size_t span_cap;
+  uint64_t span_total;         /* spans ever added (the ring holds the last span_cap) */
+} sg__trace;
+
+/* A trace keeping `keep` launches (0: SG__TRACE_DEFAULT_LAUNCHES) of
+ * `node_count` nodes. SG_ERR_OUT_OF_MEMORY or SG_ERR_SYSTEM, with a message
+ * prefixed by `fn`. */
+sg_status sg__trace_new(uint32_t node_count, unsigned keep, const char *fn, sg__trace **out);
+void sg__trace_free(sg__trace *t);
+
+/* Labels launch `launch` (1-based), before it is enqueued. */
+void sg__trace_label(sg__trace *t, uint64_t launch, uint64_t label);
+/* The times of launch `launch`: its absolute start, and per node (indexed
+ * like the schedule) start and end relative to it. Backends commit in
+ * launch order; a launch may be skipped (one that failed). */
+void sg__trace_commit(sg__trace *t, uint64_t launch, uint64_t start_ns, const uint64_t *start_rel,
+                      const uint64_t *end_rel);
+/* Adds one span (lane and copy_thread are filled in from the calling
+ * thread). Callback-safe: a lock and a copy. */
+void sg__trace_span_add(sg__trace *t, sg__span_kind kind, uint32_t node, uint32_t chunk,
+                        uint64_t bytes, uint64_t start_ns, uint64_t end_ns);
+
+/* A small number naming the calling thread in traces (its "lane"),
+ * assigned on first use; 1 if the thread is a staging copy thread. */
+uint32_t sg__trace_lane(int *copy_thread);
+/* Marks the calling thread as a staging copy thread (workers.c). */
+void sg__trace_mark_copy_thread(void);
+
+/* Reads launch `launch` (0: the latest committed): its label, absolute
+ * start, and per-node relative times into start_rel/end_rel (node_count
+ * each). 0 on success, -1 when that launch is not (or no longer) kept. */
+int sg__trace_read(sg__trace *t, uint64_t launch, uint64_t *launch_out, uint64_t *label,
+                   uint64_t *start_ns, uint64_t *start_rel, uint64_t *end_rel);
+
+#endif

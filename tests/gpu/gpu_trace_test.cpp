@@ -1,0 +1,362 @@
+// Traces on the GPU, in every CUDA mode (streams; graph built explicitly or
+// by capture: a traced graph with event-record nodes): every node of every
+// launch, launches queued ahead of the event ring, times that respect the
+// graph's order, results still right, GPU launches placed on the host's
+// clock, in-place updates and rebuilds, staging copy threads, and a
+// pipeline's batches on one timeline.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gpu_util.h"
+#include "trace_check.h"
+
+namespace {
+
+using gputest::DevMem;
+using gputest::ModeTest;
+using gputest::PinnedMem;
+using sgtest::TracedGraph;
+
+constexpr size_t kN = 1u << 20;  // elements of the work buffer (4 MiB)
+constexpr uint32_t kRounds = 24;
+
+int busy(void *ns) {
+  auto until = std::chrono::steady_clock::now() +
+               std::chrono::nanoseconds(*static_cast<const uint64_t *>(ns));
+  while (std::chrono::steady_clock::now() < until) {
+  }
+  return 0;
+}
+
+uint64_t host_now_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
+}
+
+// upload -> 4 kernels on quarters -> host check (also after a memset) ->
+// download -> an empty join: every node kind a graph-mode trace must time.
+struct Workload {
+  PinnedMem in{kN * 4}, out{kN * 4};
+  DevMem dev{kN * 4}, scratch{1u << 20};
+  uint64_t busy_ns = 50000;
+  TracedGraph t;
+  sg_kernel_call calls[4];
+
+  void build(sg_graph *g) {
+    auto add = [&](sg_node n, std::vector<uint32_t> deps, bool timed) {
+      for (uint32_t d : deps) t.edges.emplace_back(d, uint32_t(t.nodes.size()));
+      t.nodes.push_back(n);
+      t.timed.push_back(timed);
+    };
+    auto deps_of = [&](std::vector<uint32_t> idx) {
+      std::vector<sg_node> d;
+      for (uint32_t i : idx) d.push_back(t.nodes[i]);
+      return d;
+    };
+    sg_node n;
+    sg_copy_desc up = {dev.p, in.p, kN * 4, SG_COPY_HOST_TO_DEVICE, "upload"};
+    ASSERT_EQ(sg_graph_add_copy(g, &up, nullptr, 0, &n), SG_OK) << sg_last_error();
+    add(n, {}, true);
+    for (int q = 0; q < 4; q++) {
+      sg_kernels_work_u32(&calls[q], dev.u32() + q * (kN / 4), kN / 4, kRounds);
+      calls[q].desc.name = q == 0 ? "work 0" : q == 1 ? "work 1" : q == 2 ? "work 2" : "work 3";
+      std::vector<sg_node> d = deps_of({0});
+      ASSERT_EQ(sg_graph_add_kernel(g, &calls[q].desc, d.data(), d.size(), &n), SG_OK)
+          << sg_last_error();
+      add(n, {0}, true);
+    }
+    sg_memset_desc ms = {scratch.p, 0x5a, 1, 1u << 20, "clear"};
+    ASSERT_EQ(sg_graph_add_memset(g, &ms, nullptr, 0, &n), SG_OK) << sg_last_error();
+    add(n, {}, true);
+    sg_host_desc h = {busy, &busy_ns, "check"};
+    std::vector<sg_node> d = deps_of({1, 2, 3, 4, 5});
+    ASSERT_EQ(sg_graph_add_host(g, &h, d.data(), d.size(), &n), SG_OK) << sg_last_error();
+    add(n, {1, 2, 3, 4, 5}, true);
+    sg_copy_desc down = {out.p, dev.p, kN * 4, SG_COPY_DEVICE_TO_HOST, "download"};
+    d = deps_of({6});
+    ASSERT_EQ(sg_graph_add_copy(g, &down, d.data(), d.size(), &n), SG_OK) << sg_last_error();
+    add(n, {6}, true);
+    d = deps_of({7});
+    ASSERT_EQ(sg_graph_add_empty(g, "join", d.data(), d.size(), &n), SG_OK) << sg_last_error();
+    add(n, {7}, false);
+  }
+
+  // Fresh random input; the output poisoned.
+  std::vector<uint32_t> prepare(uint32_t seed) {
+    std::vector<uint32_t> v = gputest::random_u32(seed, kN);
+    std::memcpy(in.p, v.data(), kN * 4);
+    std::memset(out.p, 0xA5, kN * 4);
+    for (size_t i = 0; i < kN; i++) v[i] = gputest::work_ref(v[i], i % (kN / 4), kRounds);
+    return v;
+  }
+};
+
+class GpuTrace : public ModeTest {};
+
+INSTANTIATE_TEST_SUITE_P(Modes, GpuTrace, ::testing::ValuesIn(gputest::all_modes()),
+                         gputest::mode_name);
+
+// More launches queued at once than the ring of event sets holds: each one
+// still gets its own times.
+TEST_P(GpuTrace, EveryLaunchQueuedAheadIsTimed) {
+  const uint32_t seed = 20261130u;
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  Workload w;
+  sgtest::Graph g;
+  SG_ASSERT_OK(sg_graph_set_name(g, "traced"));
+  w.build(g);
+  std::vector<uint32_t> want = w.prepare(seed);
+  sg_exec_options o = options();
+  o.trace = 1;
+  sgtest::Exec e;
+  SG_ASSERT_OK(sg_exec_create(g, &o, &e.e));
+  const sg_plan *plan = nullptr;
+  SG_ASSERT_OK(sg_exec_get_plan(e, &plan));
+  const int launches = 12;
+  const uint64_t before = host_now_ns();
+  for (int i = 0; i < launches; i++) SG_ASSERT_OK(sg_exec_launch(e, nullptr));
+  SG_ASSERT_OK(sg_exec_wait(e));
+  const uint64_t after = host_now_ns();
+  std::vector<uint32_t> got(kN);
+  std::memcpy(got.data(), w.out.p, kN * 4);
+  EXPECT_EQ(got, want) << "tracing changed the results";
+
+  uint64_t previous_end = 0;
+  for (uint64_t l = 1; l <= launches; l++) {
+    std::vector<sg_trace_record> rec = sgtest::records_of(e, l, w.t.nodes.size());
+    sgtest::check_launch(plan, w.t, l, rec, sgtest::kClockSlackNs, "launch " + std::to_string(l));
+    if (rec.empty()) continue;
+    uint64_t first = UINT64_MAX, last = 0;
+    for (auto &r : rec) {
+      first = std::min(first, r.launch_start_ns + r.start_ns);
+      last = std::max(last, r.launch_start_ns + r.end_ns);
+    }
+    // On the host's clock: within the launches' wall time (a wide margin:
+    // this checks the anchoring, not its precision).
+    EXPECT_GE(first + 2000000, before) << "launch " << l;
+    EXPECT_LE(last, after + 2000000) << "launch " << l;
+    // Launches of one executable run one after the other.
+    EXPECT_GE(first + sgtest::kClockSlackNs, previous_end) << "launch " << l;
+    previous_end = last;
+  }
+
+  std::string path = ::testing::TempDir() + "gpu_trace_" + GetParam().name + ".json";
+  SG_ASSERT_OK(sg_exec_write_trace(e, path.c_str()));
+  sgtest::TraceFile f;
+  std::string why;
+  ASSERT_TRUE(sgtest::load_trace(path, &f, &why)) << why;
+  std::remove(path.c_str());
+  EXPECT_EQ(f.nodes.size(), launches * w.t.nodes.size());
+  EXPECT_EQ(f.launches.size(), size_t(launches));
+  EXPECT_EQ(f.names.count("'traced'"), 1u);
+}
+
+// Parameter updates (in place in graph mode) and a rebuild for a new
+// topology keep every launch timed, and the results right.
+TEST_P(GpuTrace, UpdatesKeepTracing) {
+  const uint32_t seed = 7u;
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  Workload w;
+  sgtest::Graph g;
+  w.build(g);
+  sg_exec_options o = options();
+  o.trace = 1;
+  sgtest::Exec e;
+  SG_ASSERT_OK(sg_exec_create(g, &o, &e.e));
+  const sg_plan *plan = nullptr;
+  SG_ASSERT_OK(sg_exec_get_plan(e, &plan));
+  std::vector<uint32_t> want = w.prepare(seed);
+  SG_ASSERT_OK(sg_exec_launch(e, nullptr));
+  // Work on the quarters with one more round each: in place in graph mode.
+  for (int q = 0; q < 4; q++) {
+    sg_kernels_work_u32(&w.calls[q], w.dev.u32() + q * (kN / 4), kN / 4, kRounds + 1);
+    SG_ASSERT_OK(sg_exec_set_kernel(e, w.t.nodes[1 + q], &w.calls[q].desc));
+  }
+  SG_ASSERT_OK(sg_exec_launch(e, nullptr));
+  SG_ASSERT_OK(sg_exec_wait(e));
+  std::vector<uint32_t> in(kN), got(kN);
+  std::memcpy(in.data(), w.in.p, kN * 4);
+  std::memcpy(got.data(), w.out.p, kN * 4);
+  for (size_t i = 0; i < kN; i++) want[i] = gputest::work_ref(in[i], i % (kN / 4), kRounds + 1);
+  EXPECT_EQ(got, want);
+  for (uint64_t l = 1; l <= 2; l++)
+    sgtest::check_launch(plan, w.t, l, sgtest::records_of(e, l, w.t.nodes.size()),
+                         sgtest::kClockSlackNs, "launch " + std::to_string(l));
+  sg_exec_stats st;
+  SG_ASSERT_OK(sg_exec_get_stats(e, &st));
+  if (graph_mode()) EXPECT_EQ(st.in_place_updates, 4u);
+
+  // A new node: the executable is rebuilt and traced from there.
+  uint64_t more = 20000;
+  sg_host_desc h = {busy, &more, "after"};
+  sg_node after;
+  SG_ASSERT_OK(sg_graph_add_host(g, &h, &w.t.nodes.back(), 1, &after));
+  SG_ASSERT_OK(sg_exec_update(e, g));
+  SG_ASSERT_OK(sg_exec_launch(e, nullptr));
+  SG_ASSERT_OK(sg_exec_wait(e));
+  SG_ASSERT_OK(sg_exec_get_plan(e, &plan));
+  TracedGraph t2 = w.t;
+  t2.edges.emplace_back(uint32_t(t2.nodes.size() - 1), uint32_t(t2.nodes.size()));
+  t2.nodes.push_back(after);
+  t2.timed.push_back(true);
+  sgtest::check_launch(plan, t2, 3, sgtest::records_of(e, 3, t2.nodes.size()),
+                       sgtest::kClockSlackNs, "launch 3, after the rebuild");
+}
+
+// Streams mode with pageable memory staged: the copy threads' spans are on
+// their own rows and cover the copy.
+TEST(GpuTraceStaging, CopyThreadsAreTraced) {
+  SG_SKIP_WITHOUT_GPU();
+  const size_t bytes = 16u << 20;
+  std::vector<uint8_t> host(bytes), back(bytes, 0xA5);
+  for (size_t i = 0; i < bytes; i++) host[i] = uint8_t(i * 31 + 7);
+  DevMem dev(bytes);
+  sgtest::Graph g;
+  sg_copy_desc up = {dev.p, host.data(), bytes, SG_COPY_HOST_TO_DEVICE, "up"};
+  sg_copy_desc down = {back.data(), dev.p, bytes, SG_COPY_DEVICE_TO_HOST, "down"};
+  sg_node u;
+  SG_ASSERT_OK(sg_graph_add_copy(g, &up, nullptr, 0, &u));
+  SG_ASSERT_OK(sg_graph_add_copy(g, &down, &u, 1, nullptr));
+  for (sg_exec_mode mode : {SG_MODE_STREAMS, SG_MODE_GRAPH}) {
+    SCOPED_TRACE(mode == SG_MODE_GRAPH ? "graph mode" : "streams mode");
+    sg_exec_options o = gputest::cuda_options({"x", mode, SG_BUILD_EXPLICIT});
+    o.staging.policy = SG_STAGING_STAGE;
+    o.staging.chunk_bytes = 2u << 20;
+    o.trace = 1;
+    sgtest::Exec e;
+    SG_ASSERT_OK(sg_exec_create(g, &o, &e.e));
+    SG_ASSERT_OK(sg_exec_launch(e, nullptr));
+    SG_ASSERT_OK(sg_exec_launch(e, nullptr));
+    SG_ASSERT_OK(sg_exec_wait(e));
+    EXPECT_EQ(back, host);
+    std::string path = ::testing::TempDir() + "gpu_trace_staging.json";
+    SG_ASSERT_OK(sg_exec_write_trace(e, path.c_str()));
+    sgtest::TraceFile f;
+    std::string why;
+    ASSERT_TRUE(sgtest::load_trace(path, &f, &why)) << why;
+    std::remove(path.c_str());
+    EXPECT_EQ(f.nodes.size(), 4u);
+    uint64_t filled = 0, drained = 0;
+    for (const sgtest::Json *s : f.spans) {
+      const std::string &name = (*s)["name"].str;
+      if (name.rfind("fill up chunk ", 0) == 0) filled += uint64_t((*s)["args"]["bytes"].num);
+      else if (name.rfind("drain down chunk ", 0) == 0) drained += uint64_t((*s)["args"]["bytes"].num);
+      else ADD_FAILURE() << "unexpected span " << name;
+    }
+    EXPECT_EQ(filled, 2 * bytes) << "two launches, every byte filled once each";
+    EXPECT_EQ(drained, 2 * bytes);
+    // How far the host rows sit from the GPU rows (for the report; not a
+    // threshold): the first fill against the upload's start.
+    double up_ts = 1e300, fill_ts = 1e300;
+    for (const sgtest::Json *n : f.nodes)
+      if ((*n)["name"].str == "up") up_ts = std::min(up_ts, (*n)["ts"].num);
+    for (const sgtest::Json *s : f.spans) fill_ts = std::min(fill_ts, (*s)["ts"].num);
+    std::printf("[ info ] %s: first fill %.1f us after the upload node's start\n",
+                mode == SG_MODE_GRAPH ? "graph" : "streams", fill_ts - up_ts);
+  }
+}
+
+// A pipeline on the GPU: batches labelled on one timeline, results right.
+TEST(GpuTracePipeline, BatchesOnOneTimeline) {
+  SG_SKIP_WITHOUT_GPU();
+  const uint32_t seed = 99u;
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const int depth = 3, batches = 9;
+  const size_t n = 1u << 20;
+  std::vector<PinnedMem *> ins, outs;
+  std::vector<std::vector<uint32_t>> want;
+  for (int b = 0; b < batches; b++) {
+    ins.push_back(new PinnedMem(n * 4));
+    outs.push_back(new PinnedMem(n * 4));
+    std::vector<uint32_t> v = gputest::random_u32(seed + b, n);
+    std::memcpy(ins[b]->p, v.data(), n * 4);
+    std::memset(outs[b]->p, 0xA5, n * 4);
+    for (size_t i = 0; i < n; i++) v[i] = gputest::work_ref(v[i], i, 64);
+    want.push_back(v);
+  }
+  std::vector<DevMem *> devs;
+  for (int i = 0; i < depth; i++) devs.push_back(new DevMem(n * 4));
+  sgtest::Graph g;
+  SG_ASSERT_OK(sg_graph_set_name(g, "batched"));
+  sg_copy_desc up = {devs[0]->p, ins[0]->p, n * 4, SG_COPY_HOST_TO_DEVICE, "upload"};
+  sg_node nu, nk, nd;
+  SG_ASSERT_OK(sg_graph_add_copy(g, &up, nullptr, 0, &nu));
+  sg_kernel_call k;
+  sg_kernels_work_u32(&k, devs[0]->u32(), n, 64);
+  k.desc.name = "compute";
+  SG_ASSERT_OK(sg_graph_add_kernel(g, &k.desc, &nu, 1, &nk));
+  sg_copy_desc down = {outs[0]->p, devs[0]->p, n * 4, SG_COPY_DEVICE_TO_HOST, "download"};
+  SG_ASSERT_OK(sg_graph_add_copy(g, &down, &nk, 1, &nd));
+  for (sg_exec_mode mode : {SG_MODE_STREAMS, SG_MODE_GRAPH}) {
+    SCOPED_TRACE(mode == SG_MODE_GRAPH ? "graph mode" : "streams mode");
+    sg_pipeline_options po;
+    sg_pipeline_options_init(&po);
+    po.depth = depth;
+    po.exec = gputest::cuda_options({"x", mode, SG_BUILD_EXPLICIT});
+    po.exec.trace = 1;
+    sg_pipeline *p = nullptr;
+    SG_ASSERT_OK(sg_pipeline_create(g, &po, &p));
+    for (int i = 0; i < depth; i++) {  // each instance its own device buffer
+      sg_pipeline_instance inst;
+      SG_ASSERT_OK(sg_pipeline_get_instance(p, i, &inst));
+      sg_kernels_work_u32(&k, devs[i]->u32(), n, 64);
+      sg_pipeline_bind binds[] = {sg_bind_copy_dst(nu, devs[i]->p),
+                                  sg_bind_copy_src(nd, devs[i]->p)};
+      SG_ASSERT_OK(sg_pipeline_instance_bind(&inst, binds, 2));
+      SG_ASSERT_OK(sg_exec_set_kernel(inst.exec, nk, &k.desc));
+    }
+    for (int b = 0; b < batches; b++) {
+      std::memset(outs[b]->p, 0xA5, n * 4);
+      sg_pipeline_bind binds[] = {sg_bind_copy_src(nu, ins[b]->p),
+                                  sg_bind_copy_dst(nd, outs[b]->p)};
+      sg_pipeline_batch batch = {binds, 2, nullptr};
+      SG_ASSERT_OK(sg_pipeline_submit(p, &batch, nullptr));
+    }
+    std::string path = ::testing::TempDir() + "gpu_trace_pipeline.json";
+    SG_ASSERT_OK(sg_pipeline_write_trace(p, path.c_str()));
+    SG_ASSERT_OK(sg_pipeline_drain(p));
+    SG_ASSERT_OK(sg_pipeline_destroy(p));
+    for (int b = 0; b < batches; b++) {
+      std::vector<uint32_t> got(n);
+      std::memcpy(got.data(), outs[b]->p, n * 4);
+      EXPECT_EQ(got, want[b]) << "batch " << b;
+    }
+    sgtest::TraceFile f;
+    std::string why;
+    ASSERT_TRUE(sgtest::load_trace(path, &f, &why)) << why;
+    std::remove(path.c_str());
+    EXPECT_EQ(f.nodes.size(), size_t(3 * batches));
+    ASSERT_EQ(f.launches.size(), size_t(batches));
+    std::set<int> labelled;
+    for (const sgtest::Json *l : f.launches) labelled.insert(int((*l)["args"]["batch"].num));
+    EXPECT_EQ(labelled.size(), size_t(batches));
+    // Overlap of batch b+1's upload with batch b's compute, as the trace
+    // shows it (reported, not required: it depends on the machine).
+    int overlapped = 0;
+    for (int b = 0; b + 1 < batches; b++) {
+      double compute_end = -1, upload_start = -1;
+      for (const sgtest::Json *s : f.nodes) {
+        int batch = int((*s)["args"]["batch"].num);
+        if (batch == b && (*s)["name"].str == "compute")
+          compute_end = (*s)["ts"].num + (*s)["dur"].num;
+        if (batch == b + 1 && (*s)["name"].str == "upload") upload_start = (*s)["ts"].num;
+      }
+      overlapped += upload_start >= 0 && compute_end >= 0 && upload_start < compute_end;
+    }
+    std::printf("[ info ] %s: batch b+1's upload began before batch b's compute ended in %d of "
+                "%d pairs\n", mode == SG_MODE_GRAPH ? "graph" : "streams", overlapped,
+                batches - 1);
+  }
+  for (auto *m : ins) delete m;
+  for (auto *m : outs) delete m;
+  for (auto *m : devs) delete m;
+}
+
+}  // namespace
