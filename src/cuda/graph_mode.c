@@ -141,7 +141,7 @@ sg_status sg__cuda_graph_launch(sg__cuda_state *b, void *cuda_stream, uint64_t l
     if (set) sg__cuda_tracer_recorded(set, launch);
     b->launches++;
     sg__staging_count_launch(b->staging); /* staging: the graph's copies ran once more */
-    sg__staging_cuda_graph_launched(b->staging, b->streams[0]); /* staging: arm its copies */
+    sg__staging_cuda_graph_launched(b->staging); /* staging: arm its copies */
     if (!caller) {
       b->busy_stream = 1;
     } else {

@@ -12,6 +12,7 @@
 
 #include "core/sys.h"
 #include "cuda/cuda_call.h"
+#include "cuda/cuda_exec.h" /* the executable's streams, for the broken-device check */
 #include "cuda/stage_lanes.h"
 #include "cuda/staged_memops.h"
 #include "staging/pinned_mem.h"
@@ -60,18 +61,28 @@ static void report_failure(void *ctx, sg_status status, const char *message) {
   sg__exec_fail(st->exec, status, "%s", message);
 }
 
-/* The conductor's check, made only after a copy was quiet for a while. Not
- * a fault point: an injected "failure" would fail and leak a healthy copy
- * at a moment no test can choose. */
-static int device_broken(void *stream) {
-  cudaError_t err = cudaStreamQuery((cudaStream_t)stream);
+/* The conductor's check, made only after a copy was quiet for a while, on
+ * the executable's first stream (a broken context shows on every stream of
+ * it), with the executable's device current on the conductor's thread (so
+ * that no other device's context is made there). Only an error that breaks
+ * the context counts. Not a fault point: an injected "failure" would fail
+ * and leak a healthy copy at a moment no test can choose. */
+static int device_broken(void *ctx) {
+  const sg__staging *st = ctx;
+  const sg__cuda_state *b = st->exec->backend;
+  if (!b || !b->streams) return 0;
+  if (cudaSetDevice(st->exec->options.device) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  cudaError_t err = cudaStreamQuery(b->streams[0]);
   if (err == cudaSuccess || err == cudaErrorNotReady) return 0;
   cudaGetLastError();
-  return 1;
+  return sg__cuda_sticky(err);
 }
 
-static sg__stage_watch watch_for(sg__staging *st, cudaStream_t stream) {
-  return (sg__stage_watch){report_failure, st, device_broken, stream};
+static sg__stage_watch watch_for(sg__staging *st) {
+  return (sg__stage_watch){report_failure, st, device_broken, st};
 }
 
 /* `to` waits for what `from` has been given so far, through `ev`. */
@@ -284,7 +295,7 @@ sg_status sg__staging_cuda_enqueue(sg__staging *st, uint32_t index, cudaStream_t
     if (!s && (s = sg__stage_run_use_memops(run, context))) sg__stage_run_free(run);
     if (s) return s;
     sg__staging_trace_run(st, run, index);
-    const sg__stage_watch w = watch_for(st, stream);
+    const sg__stage_watch w = watch_for(st);
     err = sg__cuda_memops_enqueue(run, stream, &w, context, &call); /* the run is not ours now */
     if (err != cudaSuccess) return fail(err, call, where, label);
     sg__staging_count(st, SG__ROUTE_STAGE);
@@ -459,8 +470,8 @@ sg_status sg__staging_cuda_graph_launch_check(sg__staging *st, cudaStream_t stre
   return SG_OK;
 }
 
-void sg__staging_cuda_graph_launched(sg__staging *st, cudaStream_t own) {
+void sg__staging_cuda_graph_launched(sg__staging *st) {
   if (!st || !st->persistent || st->protocol != SG__STAGE_MEMOPS) return;
-  const sg__stage_watch w = watch_for(st, own);
+  const sg__stage_watch w = watch_for(st);
   sg__staging_arm_launch(st, &w);
 }

@@ -60,8 +60,7 @@ void sg__staging_cuda_release(sg__staging *st);
  * launch); SG_ERR_UNSUPPORTED, naming the copy, when `stream` is capturing. */
 sg_status sg__staging_cuda_graph_launch_check(sg__staging *st, cudaStream_t stream);
 /* Graph mode, after a cudaGraphLaunch that succeeded: arms the graph's
- * memop-protocol copies for it; `own` is a stream of the executable, for
- * the conductor's broken-device check. */
-void sg__staging_cuda_graph_launched(sg__staging *st, cudaStream_t own);
+ * memop-protocol copies for it. */
+void sg__staging_cuda_graph_launched(sg__staging *st);
 
 #endif
