@@ -343,9 +343,10 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < rows.size(); i++) {
     Row &r = rows[i];
     sg_exec *go = execs[i][2], *gn = execs[i][3];
-    const int reps = std::max(20, 20000 / int(r.nodes)), lat_reps = std::max(10, 2000 / int(r.nodes));
-    std::vector<double> thr = compare_all(reps, {throughput(go), with_cupti(throughput(go)),
-                                                 throughput(gn)});
+    const int reps = std::max(20, 20000 / int(r.nodes)),
+              lat_reps = std::max(10, 2000 / int(r.nodes));
+    std::vector<double> thr =
+        compare_all(reps, {throughput(go), with_cupti(throughput(go)), throughput(gn)});
     std::vector<double> lat = compare_all(lat_reps, {latency(go), with_cupti(latency(go)),
                                                      latency(gn)});
     r.cupti_loaded_off = thr[0], r.cupti_on = thr[1], r.cupti_loaded_off_lat = lat[0];

@@ -184,7 +184,8 @@ static inline sg_status sg_exec_get_trace(sg_exec *exec, sg_trace_record *record
   return sg_exec_get_trace_sized(exec, records, sizeof *records, capacity, count);
 }
 #else
-sg_status sg_exec_get_trace(sg_exec *exec, sg_trace_record *records, size_t capacity, size_t *count);
+sg_status sg_exec_get_trace(sg_exec *exec, sg_trace_record *records, size_t capacity,
+                            size_t *count);
 #endif
 
 /* The same for launch number `launch` (1 for the first). The executable
@@ -221,7 +222,8 @@ SG_API sg_status sg_exec_write_trace(sg_exec *exec, const char *path);
 SG_API sg_status sg_exec_set_kernel_sized(sg_exec *exec, sg_node node, const sg_kernel_desc *desc,
                                           size_t desc_size);
 #ifndef SG_BUILDING_LIBRARY
-static inline sg_status sg_exec_set_kernel(sg_exec *exec, sg_node node, const sg_kernel_desc *desc) {
+static inline sg_status sg_exec_set_kernel(sg_exec *exec, sg_node node,
+                                           const sg_kernel_desc *desc) {
   return sg_exec_set_kernel_sized(exec, node, desc, sizeof *desc);
 }
 #else
@@ -239,7 +241,8 @@ sg_status sg_exec_set_copy(sg_exec *exec, sg_node node, const sg_copy_desc *desc
 SG_API sg_status sg_exec_set_memset_sized(sg_exec *exec, sg_node node, const sg_memset_desc *desc,
                                           size_t desc_size);
 #ifndef SG_BUILDING_LIBRARY
-static inline sg_status sg_exec_set_memset(sg_exec *exec, sg_node node, const sg_memset_desc *desc) {
+static inline sg_status sg_exec_set_memset(sg_exec *exec, sg_node node,
+                                           const sg_memset_desc *desc) {
   return sg_exec_set_memset_sized(exec, node, desc, sizeof *desc);
 }
 #else

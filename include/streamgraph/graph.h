@@ -221,7 +221,8 @@ SG_API sg_status sg_graph_add_stream_fn_sized(sg_graph *graph, const sg_stream_f
                                               size_t dep_count, sg_node *out);
 #ifndef SG_BUILDING_LIBRARY
 static inline sg_status sg_graph_add_stream_fn(sg_graph *graph, const sg_stream_fn_desc *desc,
-                                               const sg_node *deps, size_t dep_count, sg_node *out) {
+                                               const sg_node *deps, size_t dep_count,
+                                               sg_node *out) {
   return sg_graph_add_stream_fn_sized(graph, desc, sizeof *desc, deps, dep_count, out);
 }
 #else

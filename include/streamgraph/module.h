@@ -133,7 +133,8 @@ SG_API sg_status sg_module_create_from_source_sized(const char *source,
                                                     size_t opts_size, sg_module **out);
 #ifndef SG_BUILDING_LIBRARY
 static inline sg_status sg_module_create_from_source(const char *source,
-                                                     const sg_module_options *opts, sg_module **out) {
+                                                     const sg_module_options *opts,
+                                                     sg_module **out) {
   return sg_module_create_from_source_sized(source, opts, sizeof *opts, out);
 }
 #else
@@ -150,7 +151,8 @@ SG_API sg_status sg_module_create_from_image_sized(const void *image, size_t byt
                                                    sg_module **out);
 #ifndef SG_BUILDING_LIBRARY
 static inline sg_status sg_module_create_from_image(const void *image, size_t bytes,
-                                                    const sg_module_options *opts, sg_module **out) {
+                                                    const sg_module_options *opts,
+                                                    sg_module **out) {
   return sg_module_create_from_image_sized(image, bytes, opts, sizeof *opts, out);
 }
 #else

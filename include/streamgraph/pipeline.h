@@ -228,7 +228,8 @@ static inline sg_status sg_pipeline_submit(sg_pipeline *pipeline, const sg_pipel
   return sg_pipeline_submit_sized(pipeline, batch, sizeof *batch, sizeof *batch->binds, index);
 }
 #else
-sg_status sg_pipeline_submit(sg_pipeline *pipeline, const sg_pipeline_batch *batch, uint64_t *index);
+sg_status sg_pipeline_submit(sg_pipeline *pipeline, const sg_pipeline_batch *batch,
+                             uint64_t *index);
 #endif
 /* The same, but SG_ERR_WOULD_BLOCK instead of waiting for the instance. */
 SG_API sg_status sg_pipeline_try_submit_sized(sg_pipeline *pipeline,
@@ -277,7 +278,8 @@ typedef struct sg_pipeline_stats {
 SG_API sg_status sg_pipeline_get_stats_sized(const sg_pipeline *pipeline, sg_pipeline_stats *stats,
                                              size_t stats_size);
 #ifndef SG_BUILDING_LIBRARY
-static inline sg_status sg_pipeline_get_stats(const sg_pipeline *pipeline, sg_pipeline_stats *stats) {
+static inline sg_status sg_pipeline_get_stats(const sg_pipeline *pipeline,
+                                              sg_pipeline_stats *stats) {
   return sg_pipeline_get_stats_sized(pipeline, stats, sizeof *stats);
 }
 #else

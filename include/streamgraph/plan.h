@@ -83,7 +83,8 @@ typedef struct sg_plan_node_info {
 SG_API sg_status sg_plan_get_node_sized(const sg_plan *plan, sg_node node, sg_plan_node_info *info,
                                         size_t info_size);
 #ifndef SG_BUILDING_LIBRARY
-static inline sg_status sg_plan_get_node(const sg_plan *plan, sg_node node, sg_plan_node_info *info) {
+static inline sg_status sg_plan_get_node(const sg_plan *plan, sg_node node,
+                                         sg_plan_node_info *info) {
   return sg_plan_get_node_sized(plan, node, info, sizeof *info);
 }
 #else

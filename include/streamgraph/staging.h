@@ -195,7 +195,8 @@ typedef struct sg_registration_stats {
 SG_API sg_status sg_registration_get_stats_sized(sg_backend backend, sg_registration_stats *stats,
                                                  size_t stats_size);
 #ifndef SG_BUILDING_LIBRARY
-static inline sg_status sg_registration_get_stats(sg_backend backend, sg_registration_stats *stats) {
+static inline sg_status sg_registration_get_stats(sg_backend backend,
+                                                  sg_registration_stats *stats) {
   return sg_registration_get_stats_sized(backend, stats, sizeof *stats);
 }
 #else

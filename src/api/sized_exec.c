@@ -19,8 +19,8 @@ void sg_exec_options_init_sized(sg_exec_options *opts, size_t opts_size) {
   sg__abi_out(opts, opts_size, &local, sizeof local);
 }
 
-sg_status sg_exec_create_sized(const sg_graph *graph, const sg_exec_options *opts,
-                                size_t opts_size, sg_exec **out) {
+sg_status sg_exec_create_sized(const sg_graph *graph, const sg_exec_options *opts, size_t opts_size,
+                               sg_exec **out) {
   sg_exec_options local;
   const void *p;
   sg_status st = sg__abi_in(opts, opts_size, SG__ABI_FIRST(sg_exec_options, trace_launches), &local,
@@ -30,7 +30,8 @@ sg_status sg_exec_create_sized(const sg_graph *graph, const sg_exec_options *opt
 
 sg_status sg_exec_get_info_sized(const sg_exec *exec, sg_exec_info *info, size_t info_size) {
   if (!info || info_size == sizeof *info) return sg_exec_get_info(exec, info);
-  sg_status st = sg__abi_out_check(info_size, SG__ABI_FIRST(sg_exec_info, wait_count), "sg_exec_get_info", "info");
+  sg_status st = sg__abi_out_check(info_size, SG__ABI_FIRST(sg_exec_info, wait_count),
+                                   "sg_exec_get_info", "info");
   if (st) return st;
   sg_exec_info local;
   st = sg_exec_get_info(exec, &local);
@@ -38,10 +39,10 @@ sg_status sg_exec_get_info_sized(const sg_exec *exec, sg_exec_info *info, size_t
   return st;
 }
 
-sg_status sg_exec_get_stats_sized(const sg_exec *exec, sg_exec_stats *stats,
-                                   size_t stats_size) {
+sg_status sg_exec_get_stats_sized(const sg_exec *exec, sg_exec_stats *stats, size_t stats_size) {
   if (!stats || stats_size == sizeof *stats) return sg_exec_get_stats(exec, stats);
-  sg_status st = sg__abi_out_check(stats_size, SG__ABI_FIRST(sg_exec_stats, registered_copies), "sg_exec_get_stats", "stats");
+  sg_status st = sg__abi_out_check(stats_size, SG__ABI_FIRST(sg_exec_stats, registered_copies),
+                                   "sg_exec_get_stats", "stats");
   if (st) return st;
   sg_exec_stats local;
   st = sg_exec_get_stats(exec, &local);
@@ -86,7 +87,7 @@ sg_status sg_exec_set_host_sized(sg_exec *exec, sg_node node, const sg_host_desc
 }
 
 sg_status sg_exec_set_stream_fn_sized(sg_exec *exec, sg_node node, const sg_stream_fn_desc *desc,
-                                       size_t desc_size) {
+                                      size_t desc_size) {
   sg_stream_fn_desc local;
   const void *p;
   sg_status st = sg__abi_in(desc, desc_size, SG__ABI_FIRST(sg_stream_fn_desc, name), &local,
@@ -97,8 +98,7 @@ sg_status sg_exec_set_stream_fn_sized(sg_exec *exec, sg_node node, const sg_stre
 /* Records of another layout: read into this library's, then copied out one
  * by one at the caller's stride. */
 static sg_status records_out(sg_exec *exec, uint64_t launch, sg_trace_record *records,
-                             size_t record_size, size_t capacity, size_t *count,
-                             const char *fn) {
+                             size_t record_size, size_t capacity, size_t *count, const char *fn) {
   sg_status st = launch ? sg_exec_get_launch_trace(exec, launch, NULL, 0, count)
                         : sg_exec_get_trace(exec, NULL, 0, count);
   if (st || capacity == 0 || !records) return st;
@@ -123,9 +123,8 @@ sg_status sg_exec_get_trace_sized(sg_exec *exec, sg_trace_record *records, size_
   return records_out(exec, 0, records, record_size, capacity, count, "sg_exec_get_trace");
 }
 
-sg_status sg_exec_get_launch_trace_sized(sg_exec *exec, uint64_t launch,
-                                         sg_trace_record *records, size_t record_size,
-                                         size_t capacity, size_t *count) {
+sg_status sg_exec_get_launch_trace_sized(sg_exec *exec, uint64_t launch, sg_trace_record *records,
+                                         size_t record_size, size_t capacity, size_t *count) {
   if (record_size == sizeof *records || !count || launch == 0)
     return sg_exec_get_launch_trace(exec, launch, records, capacity, count);
   return records_out(exec, launch, records, record_size, capacity, count,

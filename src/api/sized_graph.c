@@ -40,8 +40,9 @@ sg_status sg_graph_add_host_sized(sg_graph *graph, const sg_host_desc *desc, siz
   return st ? st : sg_graph_add_host(graph, p, deps, dep_count, out);
 }
 
-sg_status sg_graph_add_stream_fn_sized(sg_graph *graph, const sg_stream_fn_desc *desc, size_t desc_size,
-                                       const sg_node *deps, size_t dep_count, sg_node *out) {
+sg_status sg_graph_add_stream_fn_sized(sg_graph *graph, const sg_stream_fn_desc *desc,
+                                       size_t desc_size, const sg_node *deps, size_t dep_count,
+                                       sg_node *out) {
   sg_stream_fn_desc local;
   const void *p;
   sg_status st = sg__abi_in(desc, desc_size, SG__ABI_FIRST(sg_stream_fn_desc, name), &local,

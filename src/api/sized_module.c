@@ -26,8 +26,9 @@ sg_status sg_module_create_from_source_sized(const char *source, const sg_module
   return st ? st : sg_module_create_from_source(source, p, out);
 }
 
-sg_status sg_module_create_from_image_sized(const void *image, size_t bytes, const sg_module_options *opts,
-                                            size_t opts_size, sg_module **out) {
+sg_status sg_module_create_from_image_sized(const void *image, size_t bytes,
+                                            const sg_module_options *opts, size_t opts_size,
+                                            sg_module **out) {
   sg_module_options local;
   const void *p;
   sg_status st = sg__abi_in(opts, opts_size, SG__ABI_FIRST(sg_module_options, log_bytes), &local,
@@ -46,7 +47,8 @@ sg_status sg_module_create_from_file_sized(const char *path, const sg_module_opt
 
 sg_status sg_module_get_stats_sized(sg_module_stats *stats, size_t stats_size) {
   if (!stats || stats_size == sizeof *stats) return sg_module_get_stats(stats);
-  sg_status st = sg__abi_out_check(stats_size, SG__ABI_FIRST(sg_module_stats, live_modules), "sg_module_get_stats", "stats");
+  sg_status st = sg__abi_out_check(stats_size, SG__ABI_FIRST(sg_module_stats, live_modules),
+                                   "sg_module_get_stats", "stats");
   if (st) return st;
   sg_module_stats local;
   st = sg_module_get_stats(&local);

@@ -20,7 +20,7 @@ void sg_pipeline_options_init_sized(sg_pipeline_options *opts, size_t opts_size)
 }
 
 sg_status sg_pipeline_create_sized(const sg_graph *graph, const sg_pipeline_options *opts,
-                                    size_t opts_size, sg_pipeline **out) {
+                                   size_t opts_size, sg_pipeline **out) {
   sg_pipeline_options local;
   const void *p;
   sg_status st = sg__abi_in(opts, opts_size, SG__ABI_FIRST(sg_pipeline_options, user_data), &local,
@@ -29,9 +29,10 @@ sg_status sg_pipeline_create_sized(const sg_graph *graph, const sg_pipeline_opti
 }
 
 sg_status sg_pipeline_get_stats_sized(const sg_pipeline *pipeline, sg_pipeline_stats *stats,
-                                       size_t stats_size) {
+                                      size_t stats_size) {
   if (!stats || stats_size == sizeof *stats) return sg_pipeline_get_stats(pipeline, stats);
-  sg_status st = sg__abi_out_check(stats_size, SG__ABI_FIRST(sg_pipeline_stats, fail_status), "sg_pipeline_get_stats", "stats");
+  sg_status st = sg__abi_out_check(stats_size, SG__ABI_FIRST(sg_pipeline_stats, fail_status),
+                                   "sg_pipeline_get_stats", "stats");
   if (st) return st;
   sg_pipeline_stats local;
   st = sg_pipeline_get_stats(pipeline, &local);
@@ -40,9 +41,11 @@ sg_status sg_pipeline_get_stats_sized(const sg_pipeline *pipeline, sg_pipeline_s
 }
 
 sg_status sg_pipeline_get_instance_sized(const sg_pipeline *pipeline, unsigned index,
-                                          sg_pipeline_instance *instance, size_t instance_size) {
-  if (!instance || instance_size == sizeof *instance) return sg_pipeline_get_instance(pipeline, index, instance);
-  sg_status st = sg__abi_out_check(instance_size, SG__ABI_FIRST(sg_pipeline_instance, data), "sg_pipeline_get_instance", "instance");
+                                         sg_pipeline_instance *instance, size_t instance_size) {
+  if (!instance || instance_size == sizeof *instance)
+    return sg_pipeline_get_instance(pipeline, index, instance);
+  sg_status st = sg__abi_out_check(instance_size, SG__ABI_FIRST(sg_pipeline_instance, data),
+                                   "sg_pipeline_get_instance", "instance");
   if (st) return st;
   sg_pipeline_instance local;
   st = sg_pipeline_get_instance(pipeline, index, &local);
@@ -53,8 +56,7 @@ sg_status sg_pipeline_get_instance_sized(const sg_pipeline *pipeline, unsigned i
 /* Binds of another layout, brought to this library's in a new array (*out;
  * *owned to free), or the caller's own when the sizes agree. */
 static sg_status binds_in(const sg_pipeline_bind *binds, size_t bind_size, size_t count,
-                          const char *fn, const sg_pipeline_bind **out,
-                          sg_pipeline_bind **owned) {
+                          const char *fn, const sg_pipeline_bind **out, sg_pipeline_bind **owned) {
   *out = binds;
   *owned = NULL;
   if (!binds || bind_size == sizeof *binds || count == 0) return SG_OK;
@@ -110,7 +112,8 @@ static sg_status submit(sg_pipeline *pipeline, const sg_pipeline_batch *batch, s
     }
     if ((st = binds_in(b->binds, bind_size, b->bind_count, fn, &local.binds, &owned))) return st;
   }
-  st = blocking ? sg_pipeline_submit(pipeline, b, index) : sg_pipeline_try_submit(pipeline, b, index);
+  st = blocking ? sg_pipeline_submit(pipeline, b, index)
+                : sg_pipeline_try_submit(pipeline, b, index);
   sg__free(owned);
   return st;
 }

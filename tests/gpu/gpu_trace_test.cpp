@@ -246,9 +246,12 @@ TEST(GpuTraceStaging, CopyThreadsAreTraced) {
     uint64_t filled = 0, drained = 0;
     for (const sgtest::Json *s : f.spans) {
       const std::string &name = (*s)["name"].str;
-      if (name.rfind("fill up chunk ", 0) == 0) filled += uint64_t((*s)["args"]["bytes"].num);
-      else if (name.rfind("drain down chunk ", 0) == 0) drained += uint64_t((*s)["args"]["bytes"].num);
-      else ADD_FAILURE() << "unexpected span " << name;
+      if (name.rfind("fill up chunk ", 0) == 0)
+        filled += uint64_t((*s)["args"]["bytes"].num);
+      else if (name.rfind("drain down chunk ", 0) == 0)
+        drained += uint64_t((*s)["args"]["bytes"].num);
+      else
+        ADD_FAILURE() << "unexpected span " << name;
     }
     EXPECT_EQ(filled, 2 * bytes) << "two launches, every byte filled once each";
     EXPECT_EQ(drained, 2 * bytes);

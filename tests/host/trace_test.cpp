@@ -137,7 +137,8 @@ TEST_P(Trace, OlderLaunchesAreDroppedAndSaySo) {
     EXPECT_NE(std::string(sg_last_error()).find("launches 4 to 6"), std::string::npos)
         << sg_last_error();
   }
-  for (uint64_t l = 4; l <= 6; l++) SG_EXPECT_OK(sg_exec_get_launch_trace(e, l, rec.data(), rec.size(), &count));
+  for (uint64_t l = 4; l <= 6; l++)
+    SG_EXPECT_OK(sg_exec_get_launch_trace(e, l, rec.data(), rec.size(), &count));
   EXPECT_EQ(sg_exec_get_launch_trace(e, 7, rec.data(), rec.size(), &count),
             SG_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(sg_exec_get_launch_trace(e, 0, rec.data(), rec.size(), &count),
@@ -310,7 +311,8 @@ TEST_P(Trace, StagingCopyThreadsHaveTheirOwnRows) {
     EXPECT_EQ(chunks.size(), 8u) << "8 chunks of 1 MiB";
     EXPECT_EQ(copied, bytes) << "the spans cover every byte once";
     bool named = false;
-    for (auto &n : f.names) named |= n.first.find("copy thread") == 0 || n.first.find("waiting thread") == 0;
+    for (auto &n : f.names)
+      named |= n.first.find("copy thread") == 0 || n.first.find("waiting thread") == 0;
     EXPECT_TRUE(named);
   }
   SG_EXPECT_OK(sg_mem_free(dev));
@@ -484,7 +486,8 @@ TEST(TraceDir, ExecutablesAndPipelinesWriteTheirFiles) {
   for (const std::string &name : files) {
     std::string path = dir + "/" + name, why;
     EXPECT_EQ(name.rfind("dumped_graph-", 0), 0u) << name;
-    if (name.find(".graph.dot") != std::string::npos || name.find(".plan.dot") != std::string::npos) {
+    if (name.find(".graph.dot") != std::string::npos ||
+        name.find(".plan.dot") != std::string::npos) {
       (name.find(".graph.dot") != std::string::npos ? graph_dots : plan_dots)++;
       EXPECT_TRUE(sgtest::check_dot(sgtest::read_file(path), &why)) << name << ": " << why;
     } else if (name.find(".trace.json") != std::string::npos) {
