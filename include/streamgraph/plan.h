@@ -51,7 +51,6 @@ typedef struct sg_plan_summary {
   int width_exact;             /* 1 if `width` is exact, 0 if it is a lower bound
                                   (large graphs use a near-linear method) */
   size_t critical_path_nodes;  /* nodes on the longest dependency chain */
-  /* Added after the first draft of this header: */
   size_t wait_count;           /* cross-stream waits per launch; none is implied by the others
                                   and stream order (see docs/plan.md for the one exception) */
   unsigned chain_count;        /* streams the plan would use without a limit (the chain cover);

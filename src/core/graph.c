@@ -128,25 +128,70 @@ oom:
   return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
 }
 
-#define ADD_NODE(fn_name, desc_type, builder, kind_text)                                     \
-  sg_status fn_name(sg_graph *graph, const desc_type *desc, const sg_node *deps,            \
-                    size_t dep_count, sg_node *out) {                                       \
-    sg_status st = enter(graph, #fn_name);                                                  \
-    if (st) return st;                                                                      \
-    st = check_deps(graph, deps, dep_count, #fn_name);                                      \
-    sg__where where = {#fn_name, kind_text, desc ? desc->name : NULL, NULL, graph->node_count}; \
-    sg__node node;                                                                          \
-    if (!st) st = builder(desc, &where, &node);                                             \
-    if (!st) st = append_node(graph, &node, deps, dep_count, out, #fn_name);                \
-    leave(graph);                                                                           \
-    return st;                                                                              \
-  }
+sg_status sg_graph_add_copy(sg_graph *graph, const sg_copy_desc *desc, const sg_node *deps,
+                            size_t dep_count, sg_node *out) {
+  sg_status st = enter(graph, __func__);
+  if (st) return st;
+  st = check_deps(graph, deps, dep_count, __func__);
+  sg__where where = {__func__, "copy", desc ? desc->name : NULL, NULL, graph->node_count};
+  sg__node node;
+  if (!st) st = sg__node_from_copy(desc, &where, &node);
+  if (!st) st = append_node(graph, &node, deps, dep_count, out, __func__);
+  leave(graph);
+  return st;
+}
 
-ADD_NODE(sg_graph_add_copy, sg_copy_desc, sg__node_from_copy, "copy")
-ADD_NODE(sg_graph_add_kernel, sg_kernel_desc, sg__node_from_kernel, "kernel")
-ADD_NODE(sg_graph_add_memset, sg_memset_desc, sg__node_from_memset, "memset")
-ADD_NODE(sg_graph_add_host, sg_host_desc, sg__node_from_host, "host")
-ADD_NODE(sg_graph_add_stream_fn, sg_stream_fn_desc, sg__node_from_stream_fn, "stream-fn")
+sg_status sg_graph_add_kernel(sg_graph *graph, const sg_kernel_desc *desc, const sg_node *deps,
+                              size_t dep_count, sg_node *out) {
+  sg_status st = enter(graph, __func__);
+  if (st) return st;
+  st = check_deps(graph, deps, dep_count, __func__);
+  sg__where where = {__func__, "kernel", desc ? desc->name : NULL, NULL, graph->node_count};
+  sg__node node;
+  if (!st) st = sg__node_from_kernel(desc, &where, &node);
+  if (!st) st = append_node(graph, &node, deps, dep_count, out, __func__);
+  leave(graph);
+  return st;
+}
+
+sg_status sg_graph_add_memset(sg_graph *graph, const sg_memset_desc *desc, const sg_node *deps,
+                              size_t dep_count, sg_node *out) {
+  sg_status st = enter(graph, __func__);
+  if (st) return st;
+  st = check_deps(graph, deps, dep_count, __func__);
+  sg__where where = {__func__, "memset", desc ? desc->name : NULL, NULL, graph->node_count};
+  sg__node node;
+  if (!st) st = sg__node_from_memset(desc, &where, &node);
+  if (!st) st = append_node(graph, &node, deps, dep_count, out, __func__);
+  leave(graph);
+  return st;
+}
+
+sg_status sg_graph_add_host(sg_graph *graph, const sg_host_desc *desc, const sg_node *deps,
+                            size_t dep_count, sg_node *out) {
+  sg_status st = enter(graph, __func__);
+  if (st) return st;
+  st = check_deps(graph, deps, dep_count, __func__);
+  sg__where where = {__func__, "host", desc ? desc->name : NULL, NULL, graph->node_count};
+  sg__node node;
+  if (!st) st = sg__node_from_host(desc, &where, &node);
+  if (!st) st = append_node(graph, &node, deps, dep_count, out, __func__);
+  leave(graph);
+  return st;
+}
+
+sg_status sg_graph_add_stream_fn(sg_graph *graph, const sg_stream_fn_desc *desc,
+                                 const sg_node *deps, size_t dep_count, sg_node *out) {
+  sg_status st = enter(graph, __func__);
+  if (st) return st;
+  st = check_deps(graph, deps, dep_count, __func__);
+  sg__where where = {__func__, "stream-fn", desc ? desc->name : NULL, NULL, graph->node_count};
+  sg__node node;
+  if (!st) st = sg__node_from_stream_fn(desc, &where, &node);
+  if (!st) st = append_node(graph, &node, deps, dep_count, out, __func__);
+  leave(graph);
+  return st;
+}
 
 sg_status sg_graph_add_empty(sg_graph *graph, const char *name, const sg_node *deps,
                              size_t dep_count, sg_node *out) {
@@ -189,6 +234,12 @@ sg_status sg_graph_add_edge(sg_graph *graph, sg_node from, sg_node to) {
   return st;
 }
 
+/* Moves `fresh` into node `index` (it keeps its name when `fresh` has none). */
+static void replace_node(sg_graph *graph, uint32_t index, sg__node *fresh) {
+  sg__node_replace(&graph->nodes[index], fresh);
+  sg__node_free(fresh);
+}
+
 /* Resolves `node` for an edit and checks it is of `kind`. */
 static sg_status edit_target(sg_graph *graph, sg_node node, sg__node_kind kind, const char *fn,
                              uint32_t *index) {
@@ -204,29 +255,65 @@ static sg_status edit_target(sg_graph *graph, sg_node node, sg__node_kind kind, 
   return SG_OK;
 }
 
-#define SET_NODE(fn_name, desc_type, builder, kind)                                          \
-  sg_status fn_name(sg_graph *graph, sg_node node, const desc_type *desc) {                 \
-    uint32_t index;                                                                         \
-    sg_status st = enter(graph, #fn_name);                                                  \
-    if (st) return st;                                                                      \
-    st = edit_target(graph, node, kind, #fn_name, &index);                                  \
-    sg__node fresh;                                                                         \
-    if (!st) {                                                                              \
-      sg__where where = {#fn_name, NULL, NULL, &graph->nodes[index], index};                \
-      st = builder(desc, &where, &fresh);                                                   \
-    }                                                                                       \
-    if (!st) {                                                                              \
-      sg__node_replace(&graph->nodes[index], &fresh);                                       \
-      sg__node_free(&fresh);                                                                \
-    }                                                                                       \
-    leave(graph);                                                                           \
-    return st;                                                                              \
+sg_status sg_graph_set_kernel(sg_graph *graph, sg_node node, const sg_kernel_desc *desc) {
+  uint32_t index;
+  sg_status st = enter(graph, __func__);
+  if (st) return st;
+  st = edit_target(graph, node, SG__NODE_KERNEL, __func__, &index);
+  sg__node fresh;
+  if (!st) {
+    sg__where where = {__func__, NULL, NULL, &graph->nodes[index], index};
+    st = sg__node_from_kernel(desc, &where, &fresh);
   }
+  if (!st) replace_node(graph, index, &fresh);
+  leave(graph);
+  return st;
+}
 
-SET_NODE(sg_graph_set_kernel, sg_kernel_desc, sg__node_from_kernel, SG__NODE_KERNEL)
-SET_NODE(sg_graph_set_copy, sg_copy_desc, sg__node_from_copy, SG__NODE_COPY)
-SET_NODE(sg_graph_set_memset, sg_memset_desc, sg__node_from_memset, SG__NODE_MEMSET)
-SET_NODE(sg_graph_set_host, sg_host_desc, sg__node_from_host, SG__NODE_HOST)
+sg_status sg_graph_set_copy(sg_graph *graph, sg_node node, const sg_copy_desc *desc) {
+  uint32_t index;
+  sg_status st = enter(graph, __func__);
+  if (st) return st;
+  st = edit_target(graph, node, SG__NODE_COPY, __func__, &index);
+  sg__node fresh;
+  if (!st) {
+    sg__where where = {__func__, NULL, NULL, &graph->nodes[index], index};
+    st = sg__node_from_copy(desc, &where, &fresh);
+  }
+  if (!st) replace_node(graph, index, &fresh);
+  leave(graph);
+  return st;
+}
+
+sg_status sg_graph_set_memset(sg_graph *graph, sg_node node, const sg_memset_desc *desc) {
+  uint32_t index;
+  sg_status st = enter(graph, __func__);
+  if (st) return st;
+  st = edit_target(graph, node, SG__NODE_MEMSET, __func__, &index);
+  sg__node fresh;
+  if (!st) {
+    sg__where where = {__func__, NULL, NULL, &graph->nodes[index], index};
+    st = sg__node_from_memset(desc, &where, &fresh);
+  }
+  if (!st) replace_node(graph, index, &fresh);
+  leave(graph);
+  return st;
+}
+
+sg_status sg_graph_set_host(sg_graph *graph, sg_node node, const sg_host_desc *desc) {
+  uint32_t index;
+  sg_status st = enter(graph, __func__);
+  if (st) return st;
+  st = edit_target(graph, node, SG__NODE_HOST, __func__, &index);
+  sg__node fresh;
+  if (!st) {
+    sg__where where = {__func__, NULL, NULL, &graph->nodes[index], index};
+    st = sg__node_from_host(desc, &where, &fresh);
+  }
+  if (!st) replace_node(graph, index, &fresh);
+  leave(graph);
+  return st;
+}
 
 sg_status sg_graph_node_count(const sg_graph *graph, size_t *count) {
   sg_status st = enter_shared(graph, __func__);

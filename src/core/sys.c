@@ -13,34 +13,34 @@ static atomic_long live_allocations;
 
 long sg_live_allocations(void) { return atomic_load(&live_allocations); }
 
-void *sg__malloc(size_t bytes) {
-  if (sg__fault_hit(SG_FAULT_ALLOC)) return NULL;
+void *sg__malloc_at(size_t bytes, sg__site site) {
+  if (sg__fault_hit_at(SG_FAULT_ALLOC, site)) return NULL;
   void *p = malloc(bytes ? bytes : 1);
   if (p) atomic_fetch_add(&live_allocations, 1);
   return p;
 }
 
-void *sg__calloc(size_t count, size_t size) {
-  if (sg__fault_hit(SG_FAULT_ALLOC)) return NULL;
+void *sg__calloc_at(size_t count, size_t size, sg__site site) {
+  if (sg__fault_hit_at(SG_FAULT_ALLOC, site)) return NULL;
   void *p = calloc(count ? count : 1, size ? size : 1);
   if (p) atomic_fetch_add(&live_allocations, 1);
   return p;
 }
 
-void *sg__realloc(void *ptr, size_t bytes) {
-  if (sg__fault_hit(SG_FAULT_ALLOC)) return NULL;
+void *sg__realloc_at(void *ptr, size_t bytes, sg__site site) {
+  if (sg__fault_hit_at(SG_FAULT_ALLOC, site)) return NULL;
   void *p = realloc(ptr, bytes ? bytes : 1);
   if (p && !ptr) atomic_fetch_add(&live_allocations, 1);
   return p;
 }
 
-void *sg__realloc_array(void *ptr, size_t count, size_t size) {
+void *sg__realloc_array_at(void *ptr, size_t count, size_t size, sg__site site) {
   if (size && count > SIZE_MAX / size) return NULL;
-  return sg__realloc(ptr, count * size);
+  return sg__realloc_at(ptr, count * size, site);
 }
 
-void *sg__aligned_alloc(size_t alignment, size_t bytes) {
-  if (sg__fault_hit(SG_FAULT_ALLOC)) return NULL;
+void *sg__aligned_alloc_at(size_t alignment, size_t bytes, sg__site site) {
+  if (sg__fault_hit_at(SG_FAULT_ALLOC, site)) return NULL;
   void *p = NULL;
   if (posix_memalign(&p, alignment, bytes ? bytes : 1) != 0) return NULL;
   atomic_fetch_add(&live_allocations, 1);
@@ -53,20 +53,20 @@ void sg__free(void *ptr) {
   free(ptr);
 }
 
-char *sg__strdup(const char *text) {
+char *sg__strdup_at(const char *text, sg__site site) {
   size_t n = strlen(text) + 1;
-  char *copy = sg__malloc(n);
+  char *copy = sg__malloc_at(n, site);
   if (copy) memcpy(copy, text, n);
   return copy;
 }
 
-int sg__mutex_init(pthread_mutex_t *mutex) {
-  if (sg__fault_hit(SG_FAULT_SYSTEM)) return EAGAIN;
+int sg__mutex_init_at(pthread_mutex_t *mutex, sg__site site) {
+  if (sg__fault_hit_at(SG_FAULT_SYSTEM, site)) return EAGAIN;
   return pthread_mutex_init(mutex, NULL);
 }
 
-int sg__cond_init(pthread_cond_t *cond) {
-  if (sg__fault_hit(SG_FAULT_SYSTEM)) return EAGAIN;
+int sg__cond_init_at(pthread_cond_t *cond, sg__site site) {
+  if (sg__fault_hit_at(SG_FAULT_SYSTEM, site)) return EAGAIN;
   pthread_condattr_t attr;
   int rc = pthread_condattr_init(&attr);
   if (rc) return rc;
@@ -76,8 +76,8 @@ int sg__cond_init(pthread_cond_t *cond) {
   return rc;
 }
 
-int sg__thread_create(pthread_t *thread, void *(*fn)(void *), void *arg) {
-  if (sg__fault_hit(SG_FAULT_SYSTEM)) return EAGAIN;
+int sg__thread_create_at(pthread_t *thread, void *(*fn)(void *), void *arg, sg__site site) {
+  if (sg__fault_hit_at(SG_FAULT_SYSTEM, site)) return EAGAIN;
   return pthread_create(thread, NULL, fn, arg);
 }
 

@@ -1,6 +1,7 @@
 /* Internal: every CUDA runtime call goes through SG_CUDA(...), a fault-
- * injection point (streamgraph/testing.h): when the armed fault is due the
- * call is not made and cudaErrorUnknown is returned instead. */
+ * injection point (streamgraph/testing.h) named after the call: when the
+ * armed fault is due the call is not made and cudaErrorUnknown is returned
+ * instead. */
 #ifndef SG_CUDA_CUDA_CALL_H
 #define SG_CUDA_CUDA_CALL_H
 
@@ -9,16 +10,17 @@
 #include "core/error.h"
 #include "core/sys.h"
 
-#define SG_CUDA(call) (sg__fault_hit(SG_FAULT_CUDA) ? cudaErrorUnknown : (call))
+#define SG_CUDA(call) \
+  (sg__fault_hit_at(SG_FAULT_CUDA, SG__SITE(#call)) ? cudaErrorUnknown : (call))
 
 /* For calls that must happen even when a fault is injected, because skipping
  * them would leave CUDA state broken (ending a stream capture): the call is
  * made, and then the armed fault, if due, replaces its result. The caller
  * treats cudaErrorUnknown as a failure and releases what the call produced. */
-static inline cudaError_t sg__cuda_after(cudaError_t real) {
-  return sg__fault_hit(SG_FAULT_CUDA) ? cudaErrorUnknown : real;
+static inline cudaError_t sg__cuda_after(cudaError_t real, sg__site site) {
+  return sg__fault_hit_at(SG_FAULT_CUDA, site) ? cudaErrorUnknown : real;
 }
-#define SG_CUDA_AFTER(call) sg__cuda_after(call)
+#define SG_CUDA_AFTER(call) sg__cuda_after((call), SG__SITE(#call))
 
 /* Release calls (destroying streams, events, graphs; restoring the caller's
  * device; clearing a handled error with cudaGetLastError) are made directly,

@@ -1,6 +1,7 @@
 /* The CUDA backend's device handling: making the executable's device
  * current around each call, and checking what a node needs of the device
- * (reachable memory, a CUDA function, shared memory within the limit). */
+ * (reachable memory, a CUDA function, shared memory within the limit), and
+ * the op that carries each node out. */
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -8,7 +9,7 @@
 #include "core/memory_table.h"
 #include "cuda/cuda_call.h"
 #include "cuda/cuda_exec.h"
-#include "staging/exec_staging.h" /* staging: sg__staging_cache_pinned */
+#include "cuda/stage_mem.h"
 
 sg_status sg__cuda_enter(int device, int *previous, const char *fn) {
   cudaError_t err = SG_CUDA(cudaGetDevice(previous));
@@ -130,34 +131,36 @@ static sg_status check_shared(sg__cuda_state *b, const sg__node *node, uint32_t 
   return SG_OK;
 }
 
-static sg__cuda_route copy_route(const sg__copy *c) {
+/* A copy's op. Between host memory on both sides, a host thread copies
+ * (cudaMemcpyAsync would copy at once, out of stream order). Otherwise
+ * staging's classification is the one decision: a pageable side, or a
+ * buffer pinned only by the registration cache (pageable memory to the
+ * user, kept registered while copies use it), makes a staged copy. */
+static sg__cuda_op copy_op(const sg__copy *c, sg__stage_dir *dir) {
+  *dir = SG__STAGE_NONE;
   if (sg__memory_is_host(c->src_memory) && sg__memory_is_host(c->dst_memory))
-    return SG__ROUTE_HOST_WORK; /* cudaMemcpyAsync would copy at once, out of stream order */
-  if (c->src_memory == SG_MEMORY_HOST_PAGEABLE || c->dst_memory == SG_MEMORY_HOST_PAGEABLE)
-    return SG__ROUTE_COPY_PAGEABLE;
-  /* staging: a buffer pinned only by the registration cache is pageable
-   * memory to the user; the seam keeps it registered while copies use it. */
-  if (sg__staging_cache_pinned(c)) return SG__ROUTE_COPY_PAGEABLE;
-  return SG__ROUTE_COPY;
+    return SG__OP_HOST_WORK;
+  *dir = sg__staging_classify(&sg__cuda_stage_mem, c);
+  return *dir ? SG__OP_STAGED_COPY : SG__OP_COPY;
 }
 
 sg_status sg__cuda_check_node(sg__cuda_state *b, const sg__node *node, uint32_t index,
-                              const char *fn, sg__cuda_route *route) {
+                              const char *fn, sg__cuda_op *op, sg__stage_dir *dir) {
   char where[SG__LABEL_BYTES + 96];
+  *dir = SG__STAGE_NONE;
   switch (node->kind) {
     case SG__NODE_COPY:
       if (node->u.copy.src_memory == SG_MEMORY_HOST_DEVICE)
         return refuse_host_device(where_of(fn, node, index, where), "the source is");
       if (node->u.copy.dst_memory == SG_MEMORY_HOST_DEVICE)
         return refuse_host_device(where_of(fn, node, index, where), "the destination is");
-      *route = copy_route(&node->u.copy);
+      *op = copy_op(&node->u.copy, dir);
       return SG_OK;
     case SG__NODE_MEMSET:
       if (node->u.memset.dst_memory == SG_MEMORY_HOST_DEVICE)
         return refuse_host_device(where_of(fn, node, index, where), "the destination is");
       /* The GPU cannot set pageable memory; a host thread can, in order. */
-      *route = sg__memory_is_host(node->u.memset.dst_memory) ? SG__ROUTE_HOST_WORK
-                                                             : SG__ROUTE_MEMSET;
+      *op = sg__memory_is_host(node->u.memset.dst_memory) ? SG__OP_HOST_WORK : SG__OP_MEMSET;
       return SG_OK;
     case SG__NODE_KERNEL:
       if (!node->u.kernel.func)
@@ -165,10 +168,10 @@ sg_status sg__cuda_check_node(sg__cuda_state *b, const sg__node *node, uint32_t 
                         "%s has no CUDA function (func is NULL, only a host twin): it can run "
                         "only on the host backend",
                         where_of(fn, node, index, where));
-      *route = SG__ROUTE_KERNEL;
+      *op = SG__OP_KERNEL;
       return check_shared(b, node, index, fn);
     case SG__NODE_HOST:
-      *route = SG__ROUTE_HOST_WORK;
+      *op = SG__OP_HOST_WORK;
       return SG_OK;
     case SG__NODE_STREAM_FN:
       if (!node->u.stream_fn->fn)
@@ -176,10 +179,10 @@ sg_status sg__cuda_check_node(sg__cuda_state *b, const sg__node *node, uint32_t 
                         "%s has no stream function (fn is NULL, only a host twin): it can run "
                         "only on the host backend",
                         where_of(fn, node, index, where));
-      *route = SG__ROUTE_STREAM_FN;
+      *op = SG__OP_STREAM_FN;
       return SG_OK;
     default:
-      *route = SG__ROUTE_NOTHING;
+      *op = SG__OP_NOTHING;
       return SG_OK;
   }
 }

@@ -5,11 +5,11 @@
  * waits and queries need no current device. */
 #include <stdio.h>
 
-#include "core/device.h"
 #include "core/sys.h"
 #include "cuda/cuda_call.h"
 #include "cuda/cuda_exec.h"
-#include "cuda/staged_copy.h" /* staging: pageable copies (src/staging) */
+#include "cuda/stage_lanes.h"
+#include "cuda/stage_mem.h"
 
 /* ---- waiting ------------------------------------------------------------ */
 
@@ -48,7 +48,7 @@ static void collect_trace(sg__cuda_state *b, const char *fn) {
 static void now_idle(sg__cuda_state *b, const char *fn) {
   b->busy_done = b->busy_stream = b->interrupted = 0;
   sg__cuda_work_reap(b);
-  sg__staging_settle(b->staging); /* staging: rings of ended copies are back in the pool */
+  sg__staging_settle(b->staging); /* rings of ended copies are back in the pool */
   collect_trace(b, fn);
 }
 
@@ -78,10 +78,7 @@ sg_status sg__cuda_wait_idle(sg__cuda_state *b, const char *fn) {
   return SG_OK;
 }
 
-static sg_status cuda_wait(sg_exec *exec) {
-  sg__cuda_state *b = exec->backend;
-  return b ? sg__cuda_wait_idle(b, "sg_exec_wait") : SG_OK;
-}
+static sg_status cuda_wait(void *state) { return sg__cuda_wait_idle(state, "sg_exec_wait"); }
 
 /* cudaSuccess when done, cudaErrorNotReady while running, else the error. */
 static cudaError_t query_one(cudaStream_t stream, cudaEvent_t event) {
@@ -89,9 +86,9 @@ static cudaError_t query_one(cudaStream_t stream, cudaEvent_t event) {
   return err;
 }
 
-static sg_status cuda_query(sg_exec *exec) {
+static sg_status cuda_query(void *state) {
   static const char fn[] = "sg_exec_query";
-  sg__cuda_state *b = exec->backend;
+  sg__cuda_state *b = state;
   if (!b->busy_done && !b->busy_stream && !b->interrupted) return SG_OK;
   cudaError_t err = cudaSuccess; /* no device switch needed, as in waits */
   for (uint32_t i = 0; b->interrupted && i < b->stream_count && err == cudaSuccess; i++)
@@ -113,21 +110,23 @@ static sg_status cuda_query(sg_exec *exec) {
 /* ---- creation and destruction ------------------------------------------ */
 
 static void free_backend(sg__cuda_state *b) {
-  sg__staging_cuda_release(b->staging); /* staging: off the conductor, helper streams */
+  /* Before the streams the conductor may query go. */
+  sg__staging_disown(b->staging, b);
   sg__cuda_graph_free(&b->g);
   sg__cuda_tracer_free(&b->tracer); /* after the graph whose nodes record its events */
   sg__cuda_streams_free(b);
-  sg__staging_destroy(b->staging);      /* staging: after the graph that names its rings */
+  sg__stage_lanes_free(b->lanes);
+  sg__staging_destroy(b->staging); /* after the graph that names its rings */
   if (b->work)
     for (uint32_t n = 0; n < b->s->node_count; n++) sg__free(b->work[n]);
   sg__cuda_work_reap(b);
   sg__free(b->work);
-  sg__free(b->route);
+  sg__free(b->op);
   sg__free(b);
 }
 
-static void cuda_destroy(sg_exec *exec) {
-  sg__cuda_state *b = exec->backend;
+static void cuda_destroy(void *state) {
+  sg__cuda_state *b = state;
   if (!b) return;
   const int device = b->device;
   int previous = device;
@@ -136,28 +135,46 @@ static void cuda_destroy(sg_exec *exec) {
   drain(b); /* host work still queued would read payloads freed below */
   free_backend(b);
   sg__cuda_leave(device, previous);
-  exec->backend = NULL;
 }
 
-/* Checks every node and makes the host-work payloads. */
-static sg_status setup_nodes(sg__cuda_state *b, const char *fn) {
-  const sg__snapshot *snap = &b->exec->snap;
-  size_t n = snap->node_count ? snap->node_count : 1;
-  b->route = sg__calloc(n, sizeof *b->route);
+/* Checks every node, gives each its op, makes the host-work payloads and
+ * hands the copies to staging (whose copy threads add spans to `trace`). */
+static sg_status setup_nodes(sg__cuda_state *b, const sg_staging_options *staging,
+                             struct sg__trace *trace, const char *fn) {
+  size_t n = b->s->node_count ? b->s->node_count : 1;
+  b->op = sg__calloc(n, sizeof *b->op);
   b->work = sg__calloc(n, sizeof *b->work);
-  if (!b->route || !b->work) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
-  for (uint32_t i = 0; i < snap->node_count; i++) {
-    sg__cuda_route route;
-    sg_status st = sg__cuda_check_node(b, &snap->nodes[i], i, fn, &route);
-    if (st) return st;
-    b->route[i] = (uint8_t)route;
-    if (route == SG__ROUTE_HOST_WORK) {
+  if (!b->op || !b->work) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+  sg__stage_dir *dirs = sg__calloc(n, sizeof *dirs);
+  if (!dirs) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+  sg_status st = SG_OK;
+  for (uint32_t i = 0; i < b->s->node_count && !st; i++) {
+    const sg__node *node = &b->nodes[i];
+    sg__cuda_op op;
+    st = sg__cuda_check_node(b, node, i, fn, &op, &dirs[i]);
+    if (st) break;
+    b->op[i] = (uint8_t)op;
+    if (op == SG__OP_HOST_WORK) {
       char label[SG__LABEL_BYTES];
-      sg__node_label(&snap->nodes[i], i, label);
-      if ((st = sg__cuda_work_new(b, &snap->nodes[i], label, fn, &b->work[i]))) return st;
+      sg__node_label(node, i, label);
+      st = sg__cuda_work_new(b, node, label, fn, &b->work[i]);
     }
   }
-  return SG_OK;
+  /* Copies with a pageable side: routes, and in graph mode the rings a
+   * build bakes in. */
+  if (!st)
+    st = sg__staging_create(staging, &sg__cuda_stage_mem, b->device, b->mode == SG_MODE_GRAPH,
+                            b->s->node_count, trace, fn, &b->staging);
+  for (uint32_t i = 0; i < b->s->node_count && !st; i++) {
+    if (b->nodes[i].kind != SG__NODE_COPY) continue;
+    char where[SG__STAGING_LABEL_BYTES + 64], label[SG__STAGING_LABEL_BYTES];
+    if (dirs[i])
+      sg__format(where, sizeof where, "%s: %s", fn, sg__staging_label(&b->nodes[i], i, label));
+    st = sg__staging_add(b->staging, i, b->nodes[i].name, &b->nodes[i].u.copy, dirs[i],
+                         dirs[i] ? where : fn);
+  }
+  sg__free(dirs);
+  return st;
 }
 
 static sg_status device_limits(sg__cuda_state *b, const char *fn) {
@@ -169,12 +186,16 @@ static sg_status device_limits(sg__cuda_state *b, const char *fn) {
   return err == cudaSuccess ? SG_OK : sg__cuda_fail(err, "cudaDeviceGetAttribute", fn);
 }
 
-static sg_status cuda_create(sg_exec *exec, const char *fn) {
+static sg_status cuda_create(const sg__backend_args *args, void **state) {
+  const char *fn = args->fn;
   sg__cuda_state *b = sg__calloc(1, sizeof *b);
   if (!b) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
-  b->exec = exec;
-  b->s = sg__exec_schedule(exec);
-  b->device = exec->options.device;
+  b->exec = args->exec;
+  b->nodes = args->nodes;
+  b->s = args->schedule;
+  b->mode = args->options->mode;
+  b->build = args->options->build;
+  b->device = args->options->device;
   int previous;
   sg_status st = sg__cuda_enter(b->device, &previous, fn);
   if (st) {
@@ -182,14 +203,12 @@ static sg_status cuda_create(sg_exec *exec, const char *fn) {
     return st;
   }
   st = device_limits(b, fn);
-  if (!st) st = setup_nodes(b, fn);
-  /* staging: routes, and in graph mode the rings a build bakes in */
-  if (!st) st = sg__staging_create(exec, exec->options.mode == SG_MODE_GRAPH, fn, &b->staging);
+  if (!st) st = setup_nodes(b, &args->options->staging, args->trace, fn);
   if (!st)
-    st = exec->options.mode == SG_MODE_GRAPH ? sg__cuda_graph_create(b, fn)
-                                             : sg__cuda_streams_make(b, fn);
-  if (!st && exec->options.mode != SG_MODE_GRAPH && exec->trace)
-    st = sg__cuda_tracer_make(&b->tracer, exec->trace, b->s->node_count, b->streams[0], fn);
+    st = b->mode == SG_MODE_GRAPH ? sg__cuda_graph_create(b, args->trace, fn)
+                                  : sg__cuda_streams_make(b, fn);
+  if (!st && b->mode != SG_MODE_GRAPH && args->trace)
+    st = sg__cuda_tracer_make(&b->tracer, args->trace, b->s->node_count, b->streams[0], fn);
   const int device = b->device;
   if (st) {
     drain(b); /* an upload or a capture may have enqueued work */
@@ -197,7 +216,7 @@ static sg_status cuda_create(sg_exec *exec, const char *fn) {
   } else {
     /* The streams exist, so the context they live in is current now. */
     b->context = sg__cuda_current_context();
-    exec->backend = b;
+    *state = b;
   }
   sg__cuda_leave(device, previous);
   return st;
@@ -205,44 +224,46 @@ static sg_status cuda_create(sg_exec *exec, const char *fn) {
 
 /* ---- launching, updating, tracing -------------------------------------- */
 
-static sg_status cuda_launch(sg_exec *exec, void *cuda_stream, uint64_t launch) {
-  sg__cuda_state *b = exec->backend;
-  return exec->options.mode == SG_MODE_GRAPH ? sg__cuda_graph_launch(b, cuda_stream, launch)
-                                             : sg__cuda_streams_launch(b, cuda_stream, launch);
+static sg_status cuda_launch(void *state, void *cuda_stream, uint64_t launch) {
+  sg__cuda_state *b = state;
+  return b->mode == SG_MODE_GRAPH ? sg__cuda_graph_launch(b, cuda_stream, launch)
+                                  : sg__cuda_streams_launch(b, cuda_stream, launch);
 }
 
-static sg_status cuda_update_node(sg_exec *exec, uint32_t index, const sg__node *fresh,
+static sg_status cuda_update_node(void *state, uint32_t index, const sg__node *fresh,
                                   int *in_place) {
   static const char fn[] = "sg_exec_set";
-  sg__cuda_state *b = exec->backend;
+  sg__cuda_state *b = state;
   *in_place = 0;
   int previous;
   sg_status st = sg__cuda_enter_exec(b, &previous, fn);
   if (st) return st;
-  sg__cuda_route route;
+  sg__cuda_op op;
+  sg__stage_dir dir;
   sg__cuda_work *payload = NULL;
-  st = sg__cuda_check_node(b, fresh, index, fn, &route);
-  if (!st && route == SG__ROUTE_HOST_WORK) {
+  st = sg__cuda_check_node(b, fresh, index, fn, &op, &dir);
+  if (!st && op == SG__OP_HOST_WORK) {
     /* The node keeps its name when the new parameters come without one. */
-    const sg__node *named = fresh->name ? fresh : &exec->snap.nodes[index];
+    const sg__node *named = fresh->name ? fresh : &b->nodes[index];
     char label[SG__LABEL_BYTES];
     st = sg__cuda_work_new(b, fresh, sg__node_label(named, index, label), fn, &payload);
   }
-  /* The old stream function's `release` runs as soon as the core drops it,
-   * and may free what launches in flight still use (a cuBLAS workspace). */
+  /* The old stream function's `release` runs as soon as the front end
+   * drops it, and may free what launches in flight still use (a cuBLAS
+   * workspace). */
   if (!st && fresh->kind == SG__NODE_STREAM_FN) st = sg__cuda_wait_idle(b, fn);
-  /* staging: the copy's route again (letting go of a buffer it registered);
-   * graph mode prepares its ring now, outside any capture, for the rebuild */
-  if (!st) st = sg__staging_prepare_update(b->staging, index, fresh);
+  /* The copy's route again (letting go of a buffer it registered); graph
+   * mode prepares its ring now, outside any capture, for the rebuild. */
+  if (!st) st = sg__cuda_staged_copy_prepare(b, index, fresh, op, dir, fn);
   if (!st) {
-    if (exec->options.mode == SG_MODE_GRAPH && b->s->node_count) {
-      st = sg__cuda_graph_update_node(b, index, fresh, route, payload, in_place);
+    if (b->mode == SG_MODE_GRAPH && b->s->node_count) {
+      st = sg__cuda_graph_update_node(b, index, fresh, op, payload, in_place);
     } else {
-      /* Streams mode reads the snapshot at each launch: the next launch
-       * sees the change, launches already made are not affected. */
+      /* Streams mode reads the nodes at each launch: the next launch sees
+       * the change, launches already made are not affected. */
       sg__cuda_work_retire(b, b->work[index]);
       b->work[index] = payload;
-      b->route[index] = (uint8_t)route;
+      b->op[index] = (uint8_t)op;
     }
   }
   if (st) sg__free(payload);
@@ -252,6 +273,7 @@ static sg_status cuda_update_node(sg_exec *exec, uint32_t index, const sg__node 
 
 static const sg__backend_ops cuda_ops = {
     .name = "cuda",
+    .stage_mem = &sg__cuda_stage_mem,
     .create = cuda_create,
     .destroy = cuda_destroy,
     .launch = cuda_launch,
@@ -260,4 +282,4 @@ static const sg__backend_ops cuda_ops = {
     .update_node = cuda_update_node,
 };
 
-const struct sg__backend_ops *sg__cuda_backend(void) { return &cuda_ops; }
+const sg__backend_ops *sg__cuda_backend(void) { return &cuda_ops; }

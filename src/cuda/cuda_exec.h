@@ -6,12 +6,19 @@
  * then launches the instantiated graph.
  *
  * Files: cuda_exec.c (the ops table), cuda_device.c (device guard, node
- * checks, routes), cuda_nodes.c (enqueueing one node), cuda_work.c (host
- * work payloads), cuda_copy.c (the pageable-copy seam), cuda_memset.c,
- * cuda_stream_fn.c (child graphs), streams_mode.c, graph_mode.c,
- * graph_explicit.c, graph_capture.c, graph_update.c, staged_copy.c (staged
- * and registered copies), stage_lanes.c (their helper streams),
- * stage_mem.c (pinned memory for staging), device_port.c (core/device.h). */
+ * checks, each node's op), cuda_nodes.c (enqueueing one node), cuda_work.c
+ * (host work payloads), staged_copy.c (every copy with a pageable side),
+ * stage_lanes.c (their helper streams), stage_mem.c (pinned memory, the
+ * staging table), cuda_memset.c, cuda_stream_fn.c (child graphs),
+ * streams_mode.c, cuda_streams.c, graph_mode.c, graph_explicit.c,
+ * graph_capture.c, graph_update.c, graph_kernel_update.c, device_port.c
+ * (core/device.h).
+ *
+ * Error convention: a helper that makes CUDA calls and meets only CUDA
+ * errors returns the cudaError_t and names the failing call in *call; one
+ * that can also fail for a host reason (memory, staging, a callback)
+ * returns sg_status with the message set (or written into `msg` on the
+ * launch path, which reports through the executable). */
 #ifndef SG_CUDA_CUDA_EXEC_H
 #define SG_CUDA_CUDA_EXEC_H
 
@@ -22,19 +29,20 @@
 #include "cuda/cuda_trace.h"
 #include "exec/backend.h"
 #include "plan/schedule.h"
+#include "staging/staging.h"
 
 /* How a node is carried out on the GPU, decided when the node is set (at
  * creation and at every update), so that a launch does not classify. */
-typedef enum sg__cuda_route {
-  SG__ROUTE_NOTHING = 0,   /* empty node: only its dependencies matter */
-  SG__ROUTE_KERNEL,        /* cudaLaunchKernel / kernel node */
-  SG__ROUTE_COPY,          /* device, managed or pinned memory on both sides: cudaMemcpyAsync */
-  SG__ROUTE_COPY_PAGEABLE, /* a host side is pageable: the staging seam (cuda_copy.c) */
-  SG__ROUTE_MEMSET,        /* device or managed memory: cudaMemsetAsync / D16 / D32 */
-  SG__ROUTE_HOST_WORK,     /* on a CUDA host thread: host callback, host->host copy,
+typedef enum sg__cuda_op {
+  SG__OP_NOTHING = 0,      /* empty node: only its dependencies matter */
+  SG__OP_KERNEL,           /* cudaLaunchKernel / kernel node */
+  SG__OP_COPY,             /* device, managed or pinned memory on both sides: cudaMemcpyAsync */
+  SG__OP_STAGED_COPY,      /* a staging candidate (staging.h: a pageable side): staged_copy.c */
+  SG__OP_MEMSET,           /* device or managed memory: cudaMemsetAsync / D16 / D32 */
+  SG__OP_HOST_WORK,        /* on a CUDA host thread: host callback, host->host copy,
                               memset of host memory (see cuda_work.c) */
-  SG__ROUTE_STREAM_FN      /* user function given a stream; a child graph in graph mode */
-} sg__cuda_route;
+  SG__OP_STREAM_FN         /* user function given a stream; a child graph in graph mode */
+} sg__cuda_op;
 
 /* What a host-thread node does, captured by value. A payload never changes
  * once published: an update makes a new one, and the old one is retired
@@ -71,19 +79,32 @@ typedef struct sg__cuda_graph {
    * record now. */
   cudaGraphNode_t *trace_nodes;
   unsigned trace_set;
+  /* Copies the graph stages and copies through a registration, each launch
+   * (counted in the statistics per launch, not per build). */
+  uint32_t staged_copies, registered_copies;
 } sg__cuda_graph;
 
+/* A node standing in for node `index` while a graph is rebuilt with new
+ * parameters not yet in the executable's nodes (graph_update.c). */
+typedef struct sg__cuda_swap {
+  uint32_t index;
+  const sg__node *node;
+} sg__cuda_swap;
+
 typedef struct sg__cuda_state {
-  sg_exec *exec;
+  sg_exec *exec;               /* opaque: failure and statistics reports only */
+  const sg__node *nodes;       /* the executable's nodes (exec/backend.h) */
   const sg__schedule *s;
+  sg_exec_mode mode;
+  sg_graph_build build;
   int device;
   int max_shared_optin;        /* cudaDevAttrMaxSharedMemoryPerBlockOptin */
   int max_shared_default;      /* cudaDevAttrMaxSharedMemoryPerBlock */
   void *context;               /* the CUcontext the streams and graph were made in (when the
                                   driver says), for sg__cuda_enter_exec's fast check */
 
-  uint8_t *route;              /* node -> sg__cuda_route */
-  sg__cuda_work **work;        /* node -> current payload (SG__ROUTE_HOST_WORK), else NULL */
+  uint8_t *op;                 /* node -> sg__cuda_op */
+  sg__cuda_work **work;        /* node -> current payload (SG__OP_HOST_WORK), else NULL */
   sg__cuda_work *retired;      /* replaced payloads launches may still use */
 
   uint32_t stream_count;       /* streams created, >= 1 */
@@ -98,8 +119,9 @@ typedef struct sg__cuda_state {
                                   zeroed (tracer.trace NULL) otherwise */
 
   sg__cuda_graph g;            /* graph mode */
-  struct sg__staging *staging; /* staging (src/staging): how pageable copies run; NULL when
-                                  the policy never stages (NONE) */
+  sg__staging *staging;        /* how copies with a pageable side run (always made on CUDA) */
+  struct sg__stage_lanes *lanes; /* streams mode: helper streams of staged copies
+                                    (stage_lanes.h), made on first use */
 
   uint64_t launches;           /* launches enqueued, ever */
   int busy_done;               /* `done` was recorded and not yet seen complete */
@@ -121,13 +143,15 @@ void sg__cuda_leave(int device, int previous);
 void *sg__cuda_current_context(void);
 /* Checks that `node` can run on the backend's device (memory kinds, a CUDA
  * function, shared memory within the device's limit, which it raises for
- * the function when needed) and gives its route. Message prefixed by `fn`. */
+ * the function when needed) and gives its op; for a copy, also its staging
+ * direction (*dir; SG__STAGE_NONE for anything but SG__OP_STAGED_COPY), as
+ * staging classifies it. Message prefixed by `fn`. */
 sg_status sg__cuda_check_node(sg__cuda_state *b, const sg__node *node, uint32_t index,
-                              const char *fn, sg__cuda_route *route);
+                              const char *fn, sg__cuda_op *op, sg__stage_dir *dir);
 
 /* ---- cuda_work.c -------------------------------------------------------- */
 
-/* A payload doing what `node` says (route SG__ROUTE_HOST_WORK); `label`
+/* A payload doing what `node` says (op SG__OP_HOST_WORK); `label`
  * names the node in messages. */
 sg_status sg__cuda_work_new(sg__cuda_state *b, const sg__node *node, const char *label,
                             const char *fn, sg__cuda_work **out);
@@ -141,33 +165,52 @@ void CUDART_CB sg__cuda_work_run(void *payload);
 
 /* ---- cuda_nodes.c ------------------------------------------------------- */
 
-/* Enqueues node `index` on `stream` (streams mode, and capture of the
- * routes that capture as they are). On failure returns the status and
- * writes the message, prefixed by `fn` and the node, into `msg`. */
-sg_status sg__cuda_enqueue(sg__cuda_state *b, uint32_t index, cudaStream_t stream,
-                           const char *fn, char *msg, size_t cap);
+/* Enqueues node `index`, whose parameters are `node`, on `stream` (streams
+ * mode, and capture of the ops that capture as they are). On failure
+ * returns the status and writes the message, prefixed by `fn` and the
+ * node, into `msg`. */
+sg_status sg__cuda_enqueue(sg__cuda_state *b, uint32_t index, const sg__node *node,
+                           cudaStream_t stream, const char *fn, char *msg, size_t cap);
 /* The kernel node parameters of a kernel node (pointers into `k`). */
 void sg__cuda_kernel_params(const sg__kernel *k, struct cudaKernelNodeParams *p);
 /* "sg_exec_launch: node 'k' (#3)": where a message about a node starts. */
 const char *sg__cuda_where(const sg__cuda_state *b, const char *fn, uint32_t index,
                            char buf[SG__LABEL_BYTES + 64]);
 
-/* ---- cuda_copy.c: the pageable-copy seam -------------------------------- */
+/* ---- staged_copy.c: every copy with a pageable side -------------------- */
 
-/* Every copy whose host side is pageable goes through these three: enqueue
- * on a stream (streams mode), add a graph node (graph mode, both builds),
- * update that node in an instantiated graph. See cuda_copy.c. The enqueue
- * reports like sg__cuda_enqueue (a status, the message in `msg`): staging
- * has failures of its own (SG_ERR_POOL_EXHAUSTED). */
-sg_status sg__cuda_pageable_copy_enqueue(sg__cuda_state *b, uint32_t index, cudaStream_t stream,
-                                         const char *fn, char *msg, size_t cap);
-cudaError_t sg__cuda_pageable_copy_add_node(sg__cuda_state *b, const sg__copy *c,
-                                            cudaGraph_t graph, const cudaGraphNode_t *deps,
-                                            size_t dep_count, cudaGraphNode_t *node,
-                                            const char **call);
-cudaError_t sg__cuda_pageable_copy_set_node(sg__cuda_state *b, const sg__copy *c,
-                                            cudaGraphExec_t exec, cudaGraphNode_t node,
-                                            const char **call);
+/* Every copy of op SG__OP_STAGED_COPY goes through these: enqueue on a
+ * stream (streams mode), add a graph node (graph mode, both builds), and
+ * say whether an instantiated graph's node can stay as it is for new
+ * parameters. Each takes the node's index and its copy parameters `c`
+ * (the executable's, or new ones a rebuild stands in). See staged_copy.c. */
+sg_status sg__cuda_staged_copy_enqueue(sg__cuda_state *b, uint32_t index, const sg__copy *c,
+                                       cudaStream_t stream, const char *fn, char *msg,
+                                       size_t cap);
+sg_status sg__cuda_staged_copy_add_node(sg__cuda_state *b, uint32_t index, const sg__copy *c,
+                                        cudaGraph_t graph, const cudaGraphNode_t *deps,
+                                        size_t dep_count, cudaGraphNode_t *node, const char *fn,
+                                        sg__cuda_graph *counts);
+/* 1 when the graph built with node `index`'s parameters `now` stays right
+ * for `fresh` (both candidates: the same ring or registration serves
+ * them); 0 when the graph must be rebuilt, since a staged copy's ring and
+ * pointers are baked into it. Prepares `fresh`'s state first (a rebuild
+ * that cannot get it fails). */
+int sg__cuda_staged_copy_unchanged(sg__cuda_state *b, uint32_t index, const sg__copy *now,
+                                   const sg__copy *fresh);
+/* Before an update of node `index` to `fresh` (its op `op`, staging
+ * direction `dir`) is applied, outside any capture: tells staging, which
+ * may take a ring or register a buffer. On error the update is refused. */
+sg_status sg__cuda_staged_copy_prepare(sg__cuda_state *b, uint32_t index, const sg__node *fresh,
+                                       sg__cuda_op op, sg__stage_dir dir, const char *fn);
+/* Graph mode, before cudaGraphLaunch into the caller's `stream` (NULL: the
+ * executable's own): a graph whose staged copies use the memop protocol
+ * cannot be captured into a caller's graph (the conductor is armed once per
+ * launch); SG_ERR_UNSUPPORTED, naming the copy, when `stream` is capturing. */
+sg_status sg__cuda_staged_copy_launch_check(sg__cuda_state *b, cudaStream_t stream);
+/* Graph mode, after a cudaGraphLaunch that succeeded: arms the graph's
+ * memop-protocol copies for it. */
+void sg__cuda_staged_copy_launched(sg__cuda_state *b);
 
 /* ---- cuda_memset.c ------------------------------------------------------ */
 
@@ -197,7 +240,9 @@ sg_status sg__cuda_streams_launch(sg__cuda_state *b, void *cuda_stream, uint64_t
 /* ---- graph_mode.c, graph_explicit.c, graph_capture.c, graph_update.c,
  * graph_kernel_update.c ------------------------------------------------- */
 
-sg_status sg__cuda_graph_create(sg__cuda_state *b, const char *fn);
+/* Graph mode's state: streams, the tracer (for `trace`, the executable's,
+ * or NULL) and the first graph. */
+sg_status sg__cuda_graph_create(sg__cuda_state *b, struct sg__trace *trace, const char *fn);
 /* The instantiated graph of a graph-mode CUDA executable and the graph node
  * of each node (indexed like the snapshot; NULL where none), valid until
  * the next rebuild. For benchmarks: bench/launch_bench.cu updates our own
@@ -206,20 +251,28 @@ sg_status sg__cuda_graph_create(sg__cuda_state *b, const char *fn);
 sg_status sg__cuda_graph_of(const sg_exec *exec, cudaGraphExec_t *graph_exec,
                             const cudaGraphNode_t **nodes);
 sg_status sg__cuda_graph_launch(sg__cuda_state *b, void *cuda_stream, uint64_t launch);
-/* Builds and instantiates the graph from the snapshot, b->route and
- * b->work as they are now; on success replaces b->g (the caller has waited
- * for launches in flight). On failure b->g is untouched. */
-sg_status sg__cuda_graph_rebuild(sg__cuda_state *b, const char *fn);
+/* Builds and instantiates the graph from the executable's nodes (with
+ * `swap` standing in for one of them, or NULL), b->op and b->work as they
+ * are now; on success replaces b->g (the caller has waited for launches in
+ * flight). On failure b->g is untouched. */
+sg_status sg__cuda_graph_rebuild(sg__cuda_state *b, const sg__cuda_swap *swap, const char *fn);
 void sg__cuda_graph_free(sg__cuda_graph *g);
-/* Builders: fill out->graph and out->nodes (not the exec). */
-sg_status sg__cuda_build_explicit(sg__cuda_state *b, const char *fn, sg__cuda_graph *out);
-sg_status sg__cuda_build_capture(sg__cuda_state *b, const char *fn, sg__cuda_graph *out);
-/* Applies `fresh` (checked; its route `route`; `payload` its new host-work
+/* Node `v` as a build sees it: `swap`'s node for its index, else the
+ * executable's. */
+static inline const sg__node *sg__cuda_build_node(const sg__cuda_state *b,
+                                                  const sg__cuda_swap *swap, uint32_t v) {
+  return swap && swap->index == v ? swap->node : &b->nodes[v];
+}
+/* Builders: fill out->graph, out->nodes and the copy counts (not the exec). */
+sg_status sg__cuda_build_explicit(sg__cuda_state *b, const sg__cuda_swap *swap, const char *fn,
+                                  sg__cuda_graph *out);
+sg_status sg__cuda_build_capture(sg__cuda_state *b, const sg__cuda_swap *swap, const char *fn,
+                                 sg__cuda_graph *out);
+/* Applies `fresh` (checked; its op `op`; `payload` its new host-work
  * payload or NULL) in place, or by a rebuild the driver's refusal calls for.
  * On success the backend has taken `payload`. */
 sg_status sg__cuda_graph_update_node(sg__cuda_state *b, uint32_t index, const sg__node *fresh,
-                                     sg__cuda_route route, sg__cuda_work *payload,
-                                     int *in_place);
+                                     sg__cuda_op op, sg__cuda_work *payload, int *in_place);
 /* Sets a kernel node of the instantiated graph in place (graph_kernel_update.c):
  * through the driver when it can, else the runtime's call. cudaSuccess, or
  * the runtime's refusal. */

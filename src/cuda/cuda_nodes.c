@@ -1,5 +1,5 @@
 /* Enqueueing one node on a stream: the body of a streams-mode launch (and of
- * the capture build, for the routes that capture as they are). Kept to one
+ * the capture build, for the ops that capture as they are). Kept to one
  * switch and one CUDA call per node, so that a launch costs what a
  * hand-written loop of the same calls costs. */
 #include <stdio.h>
@@ -12,7 +12,7 @@ const char *sg__cuda_where(const sg__cuda_state *b, const char *fn, uint32_t ind
                            char buf[SG__LABEL_BYTES + 64]) {
   char label[SG__LABEL_BYTES];
   snprintf(buf, SG__LABEL_BYTES + 64, "%s: node %s", fn,
-           sg__node_label(&b->exec->snap.nodes[index], index, label));
+           sg__node_label(&b->nodes[index], index, label));
   return buf;
 }
 
@@ -36,34 +36,33 @@ void sg__cuda_kernel_params(const sg__kernel *k, struct cudaKernelNodeParams *p)
   p->extra = NULL;
 }
 
-sg_status sg__cuda_enqueue(sg__cuda_state *b, uint32_t index, cudaStream_t stream,
-                           const char *fn, char *msg, size_t cap) {
-  const sg__node *n = &b->exec->snap.nodes[index];
+sg_status sg__cuda_enqueue(sg__cuda_state *b, uint32_t index, const sg__node *n,
+                           cudaStream_t stream, const char *fn, char *msg, size_t cap) {
   const char *call = "";
   cudaError_t err;
-  switch ((sg__cuda_route)b->route[index]) {
-    case SG__ROUTE_KERNEL: {
+  switch ((sg__cuda_op)b->op[index]) {
+    case SG__OP_KERNEL: {
       const sg__kernel *k = &n->u.kernel;
       call = "cudaLaunchKernel";
       err = SG_CUDA(cudaLaunchKernel(k->func, to_dim3(k->grid), to_dim3(k->block), k->arg_ptrs,
                                      k->shared_bytes, stream));
       break;
     }
-    case SG__ROUTE_COPY:
+    case SG__OP_COPY:
       call = "cudaMemcpyAsync";
       err = SG_CUDA(cudaMemcpyAsync(n->u.copy.dst, n->u.copy.src, n->u.copy.bytes,
                                     cudaMemcpyDefault, stream));
       break;
-    case SG__ROUTE_COPY_PAGEABLE: /* the staging seam reports its own failures */
-      return sg__cuda_pageable_copy_enqueue(b, index, stream, fn, msg, cap);
-    case SG__ROUTE_MEMSET:
+    case SG__OP_STAGED_COPY: /* staging has failures of its own (SG_ERR_POOL_EXHAUSTED) */
+      return sg__cuda_staged_copy_enqueue(b, index, &n->u.copy, stream, fn, msg, cap);
+    case SG__OP_MEMSET:
       err = sg__cuda_memset_enqueue(&n->u.memset, stream, &call);
       break;
-    case SG__ROUTE_HOST_WORK:
+    case SG__OP_HOST_WORK:
       call = "cudaLaunchHostFunc";
       err = SG_CUDA(cudaLaunchHostFunc(stream, sg__cuda_work_run, b->work[index]));
       break;
-    case SG__ROUTE_STREAM_FN: {
+    case SG__OP_STREAM_FN: {
       const sg__stream_fn_payload *p = n->u.stream_fn;
       int rc = p->fn((void *)stream, p->user_data);
       if (rc == 0) return SG_OK;

@@ -1,4 +1,4 @@
-/* The core's view of CUDA (core/device.h): devices, pointer kinds,
+/* The core's device port (core/device.h) on CUDA: devices, pointer kinds,
  * allocation ranges, allocation and synchronous copies. */
 #include <cuda.h> /* types only */
 #include <pthread.h>
@@ -6,6 +6,7 @@
 
 #include "core/device.h"
 #include "cuda/cuda_call.h"
+#include "cuda/stage_mem.h"
 #include "staging/regcache.h"
 
 static pthread_once_t count_once = PTHREAD_ONCE_INIT;
@@ -43,7 +44,8 @@ sg_memory_kind sg__device_classify(const void *ptr) {
        * made now must not take it for pinned memory once the cache lets it
        * go, nor hand the driver a range that is only partly registered
        * (staging/regcache.h). */
-      return sg__reg_touches(1, ptr, 1) ? SG_MEMORY_HOST_PAGEABLE : SG_MEMORY_HOST_PINNED;
+      return sg__reg_touches(&sg__cuda_stage_mem, ptr, 1) ? SG_MEMORY_HOST_PAGEABLE
+                                                           : SG_MEMORY_HOST_PINNED;
     default: return SG_MEMORY_HOST_PAGEABLE;
   }
 }
@@ -102,13 +104,13 @@ sg_status sg__device_alloc(sg_memory_kind kind, int device, size_t bytes, void *
                           "sg_mem_alloc: device %d asked for; %d device(s) present", device,
                           devices);
   }
+  if (kind != SG_MEMORY_DEVICE) return sg__cuda_pinned_alloc(device, bytes, "sg_mem_alloc", out);
   int previous = 0;
   cudaError_t err = SG_CUDA(cudaGetDevice(&previous));
   if (err == cudaSuccess) err = SG_CUDA(cudaSetDevice(device));
   if (err != cudaSuccess) return sg__cuda_fail(err, "cudaSetDevice", "sg_mem_alloc");
-  const char *call = kind == SG_MEMORY_DEVICE ? "cudaMalloc" : "cudaHostAlloc";
-  err = kind == SG_MEMORY_DEVICE ? SG_CUDA(cudaMalloc(out, bytes))
-                                 : SG_CUDA(cudaHostAlloc(out, bytes, cudaHostAllocPortable));
+  const char *call = "cudaMalloc";
+  err = SG_CUDA(cudaMalloc(out, bytes));
   cudaSetDevice(previous);
   if (err != cudaSuccess) {
     *out = NULL;

@@ -10,10 +10,10 @@
  * - Right after a node is enqueued, the capturing stream's dependency set
  *   is that node alone: cudaStreamGetCaptureInfo gives its graph node,
  *   which later per-node exec updates name.
- * - Two routes are added to the capture graph by hand (the captured
- *   stream's dependencies in, the new node out): stream functions, as the
- *   child graph captured beforehand, and pageable copies, through the
- *   staging seam (cuda_copy.c), the same node the explicit build adds. */
+ * - Two ops are added to the capture graph by hand (the captured stream's
+ *   dependencies in, the new node out): stream functions, as the child
+ *   graph captured beforehand, and staged copies (staged_copy.c), the same
+ *   node the explicit build adds. */
 #include "core/sys.h"
 #include "cuda/cuda_call.h"
 #include "cuda/cuda_exec.h"
@@ -30,30 +30,35 @@ static cudaError_t captured_node(cudaStream_t stream, cudaGraphNode_t *node) {
   return cudaSuccess;
 }
 
-/* Adds a node by hand after what `stream` has captured so far, and makes it
+/* Adds a node by hand after what `stream` has captured so far (the child
+ * graph `child`, or else staged copy `n` with parameters `c`), and makes it
  * the stream's only dependency. */
-static cudaError_t add_to_capture(sg__cuda_state *b, uint32_t n, cudaStream_t stream,
-                                  cudaGraph_t child, cudaGraphNode_t *node, const char **call) {
+static sg_status add_to_capture(sg__cuda_state *b, uint32_t n, const sg__copy *c,
+                                cudaStream_t stream, cudaGraph_t child, sg__cuda_graph *out,
+                                const char *fn) {
+  char where[SG__LABEL_BYTES + 64];
   enum cudaStreamCaptureStatus status;
   cudaGraph_t graph = NULL;
   const cudaGraphNode_t *deps = NULL;
   size_t nd = 0;
-  *call = "cudaStreamGetCaptureInfo";
+  const char *call = "cudaStreamGetCaptureInfo";
   cudaError_t err =
       SG_CUDA(cudaStreamGetCaptureInfo(stream, &status, NULL, &graph, &deps, NULL, &nd));
-  if (err != cudaSuccess) return err;
-  if (status != cudaStreamCaptureStatusActive) return cudaErrorStreamCaptureInvalidated;
-  if (child) {
-    *call = "cudaGraphAddChildGraphNode";
-    err = SG_CUDA(cudaGraphAddChildGraphNode(node, graph, deps, nd, child));
-  } else {
-    err = sg__cuda_pageable_copy_add_node(b, &b->exec->snap.nodes[n].u.copy, graph, deps, nd,
-                                          node, call);
+  if (err == cudaSuccess && status != cudaStreamCaptureStatusActive)
+    err = cudaErrorStreamCaptureInvalidated;
+  if (err == cudaSuccess && child) {
+    call = "cudaGraphAddChildGraphNode";
+    err = SG_CUDA(cudaGraphAddChildGraphNode(&out->nodes[n], graph, deps, nd, child));
+  } else if (err == cudaSuccess) {
+    sg_status st = sg__cuda_staged_copy_add_node(b, n, c, graph, deps, nd, &out->nodes[n], fn, out);
+    if (st) return st;
   }
-  if (err != cudaSuccess) return err;
-  *call = "cudaStreamUpdateCaptureDependencies";
-  return SG_CUDA(cudaStreamUpdateCaptureDependencies(stream, node, NULL, 1,
-                                                     cudaStreamSetCaptureDependencies));
+  if (err == cudaSuccess) {
+    call = "cudaStreamUpdateCaptureDependencies";
+    err = SG_CUDA(cudaStreamUpdateCaptureDependencies(stream, &out->nodes[n], NULL, 1,
+                                                      cudaStreamSetCaptureDependencies));
+  }
+  return err == cudaSuccess ? SG_OK : sg__cuda_fail(err, call, sg__cuda_where(b, fn, n, where));
 }
 
 /* Ends a capture that failed half-way, so that the streams leave capture
@@ -70,8 +75,8 @@ static void abandon_capture(sg__cuda_state *b) {
 }
 
 /* Replays the schedule into the capture started on streams[0]. */
-static sg_status replay(sg__cuda_state *b, cudaGraph_t *children, const char *fn,
-                        sg__cuda_graph *out) {
+static sg_status replay(sg__cuda_state *b, const sg__cuda_swap *swap, cudaGraph_t *children,
+                        const char *fn, sg__cuda_graph *out) {
   const sg__schedule *s = b->s;
   cudaStream_t s0 = b->streams[0];
   char msg[SG_ERROR_MESSAGE_BYTES], where[SG__LABEL_BYTES + 64];
@@ -110,22 +115,25 @@ static sg_status replay(sg__cuda_state *b, cudaGraph_t *children, const char *fn
       if (err == cudaSuccess && !trace[1 + 2 * n]) err = cudaErrorStreamCaptureUnjoined;
     }
     if (err == cudaSuccess) {
-      switch ((sg__cuda_route)b->route[n]) {
-        case SG__ROUTE_NOTHING:
+      const sg__node *node = sg__cuda_build_node(b, swap, n);
+      sg_status st = SG_OK;
+      switch ((sg__cuda_op)b->op[n]) {
+        case SG__OP_NOTHING:
           break; /* its waits and its event carry its edges */
-        case SG__ROUTE_STREAM_FN:
-          err = add_to_capture(b, n, stream, children[n], &out->nodes[n], &call);
+        case SG__OP_STREAM_FN:
+          st = add_to_capture(b, n, NULL, stream, children[n], out, fn);
           break;
-        case SG__ROUTE_COPY_PAGEABLE:
-          err = add_to_capture(b, n, stream, NULL, &out->nodes[n], &call);
+        case SG__OP_STAGED_COPY:
+          st = add_to_capture(b, n, &node->u.copy, stream, NULL, out, fn);
           break;
         default: {
-          sg_status st = sg__cuda_enqueue(b, n, stream, fn, msg, sizeof msg);
+          st = sg__cuda_enqueue(b, n, node, stream, fn, msg, sizeof msg);
           if (st) return sg__fail(st, "%s", msg);
           call = "cudaStreamGetCaptureInfo";
           err = captured_node(stream, &out->nodes[n]);
         }
       }
+      if (st) return st;
     }
     if (err == cudaSuccess && trace) {
       call = "cudaEventRecordWithFlags (trace, external)";
@@ -152,7 +160,8 @@ static sg_status replay(sg__cuda_state *b, cudaGraph_t *children, const char *fn
   return SG_OK;
 }
 
-sg_status sg__cuda_build_capture(sg__cuda_state *b, const char *fn, sg__cuda_graph *out) {
+sg_status sg__cuda_build_capture(sg__cuda_state *b, const sg__cuda_swap *swap, const char *fn,
+                                 sg__cuda_graph *out) {
   const sg__schedule *s = b->s;
   /* Stream functions are captured first, each on its own, since a capture
    * cannot begin on a stream that is already capturing. */
@@ -160,14 +169,14 @@ sg_status sg__cuda_build_capture(sg__cuda_state *b, const char *fn, sg__cuda_gra
   if (!children) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
   sg_status st = SG_OK;
   for (uint32_t n = 0; n < s->node_count && !st; n++)
-    if (b->route[n] == SG__ROUTE_STREAM_FN)
-      st = sg__cuda_stream_fn_capture(b, n, &b->exec->snap.nodes[n], fn, &children[n]);
+    if (b->op[n] == SG__OP_STREAM_FN)
+      st = sg__cuda_stream_fn_capture(b, n, sg__cuda_build_node(b, swap, n), fn, &children[n]);
 
   if (!st) {
     cudaError_t err = SG_CUDA(cudaStreamBeginCapture(b->streams[0], cudaStreamCaptureModeThreadLocal));
     if (err != cudaSuccess) {
       st = sg__cuda_fail(err, "cudaStreamBeginCapture", fn);
-    } else if ((st = replay(b, children, fn, out))) {
+    } else if ((st = replay(b, swap, children, fn, out))) {
       abandon_capture(b);
     } else {
       err = SG_CUDA_AFTER(cudaStreamEndCapture(b->streams[0], &out->graph));

@@ -43,58 +43,60 @@ static int make_preds(const sg__schedule *s, preds *p) {
   return 0;
 }
 
-/* Adds node `v` with `deps`; on failure names the call in *call. */
-static sg_status add_node(sg__cuda_state *b, uint32_t v, cudaGraph_t graph,
-                          const cudaGraphNode_t *deps, size_t nd, cudaGraphNode_t *out,
+/* Adds node `v` (parameters `node`) with `deps`. A CUDA error of the call
+ * that adds it comes back in *err, the call named in *call; anything else
+ * (a stream function, a staged copy) as a status with its message. */
+static sg_status add_node(sg__cuda_state *b, uint32_t v, const sg__node *node, cudaGraph_t graph,
+                          const cudaGraphNode_t *deps, size_t nd, sg__cuda_graph *out,
                           const char *fn, const char **call, cudaError_t *err) {
-  const sg__node *node = &b->exec->snap.nodes[v];
-  switch ((sg__cuda_route)b->route[v]) {
-    case SG__ROUTE_KERNEL: {
+  cudaGraphNode_t *added = &out->nodes[v];
+  switch ((sg__cuda_op)b->op[v]) {
+    case SG__OP_KERNEL: {
       struct cudaKernelNodeParams p;
       sg__cuda_kernel_params(&node->u.kernel, &p);
       *call = "cudaGraphAddKernelNode";
-      *err = SG_CUDA(cudaGraphAddKernelNode(out, graph, deps, nd, &p));
+      *err = SG_CUDA(cudaGraphAddKernelNode(added, graph, deps, nd, &p));
       return SG_OK;
     }
-    case SG__ROUTE_COPY:
+    case SG__OP_COPY:
       *call = "cudaGraphAddMemcpyNode1D";
-      *err = SG_CUDA(cudaGraphAddMemcpyNode1D(out, graph, deps, nd, node->u.copy.dst,
+      *err = SG_CUDA(cudaGraphAddMemcpyNode1D(added, graph, deps, nd, node->u.copy.dst,
                                               node->u.copy.src, node->u.copy.bytes,
                                               cudaMemcpyDefault));
       return SG_OK;
-    case SG__ROUTE_COPY_PAGEABLE:
-      *err = sg__cuda_pageable_copy_add_node(b, &node->u.copy, graph, deps, nd, out, call);
-      return SG_OK;
-    case SG__ROUTE_MEMSET: {
+    case SG__OP_STAGED_COPY:
+      return sg__cuda_staged_copy_add_node(b, v, &node->u.copy, graph, deps, nd, added, fn, out);
+    case SG__OP_MEMSET: {
       struct cudaMemsetParams p;
       sg__cuda_memset_params(&node->u.memset, &p);
       *call = "cudaGraphAddMemsetNode";
-      *err = SG_CUDA(cudaGraphAddMemsetNode(out, graph, deps, nd, &p));
+      *err = SG_CUDA(cudaGraphAddMemsetNode(added, graph, deps, nd, &p));
       return SG_OK;
     }
-    case SG__ROUTE_HOST_WORK: {
+    case SG__OP_HOST_WORK: {
       struct cudaHostNodeParams p = {sg__cuda_work_run, b->work[v]};
       *call = "cudaGraphAddHostNode";
-      *err = SG_CUDA(cudaGraphAddHostNode(out, graph, deps, nd, &p));
+      *err = SG_CUDA(cudaGraphAddHostNode(added, graph, deps, nd, &p));
       return SG_OK;
     }
-    case SG__ROUTE_STREAM_FN: {
+    case SG__OP_STREAM_FN: {
       cudaGraph_t child;
       sg_status st = sg__cuda_stream_fn_capture(b, v, node, fn, &child);
       if (st) return st;
       *call = "cudaGraphAddChildGraphNode";
-      *err = SG_CUDA(cudaGraphAddChildGraphNode(out, graph, deps, nd, child));
+      *err = SG_CUDA(cudaGraphAddChildGraphNode(added, graph, deps, nd, child));
       cudaGraphDestroy(child); /* the node holds its own copy */
       return SG_OK;
     }
     default:
       *call = "cudaGraphAddEmptyNode";
-      *err = SG_CUDA(cudaGraphAddEmptyNode(out, graph, deps, nd));
+      *err = SG_CUDA(cudaGraphAddEmptyNode(added, graph, deps, nd));
       return SG_OK;
   }
 }
 
-sg_status sg__cuda_build_explicit(sg__cuda_state *b, const char *fn, sg__cuda_graph *out) {
+sg_status sg__cuda_build_explicit(sg__cuda_state *b, const sg__cuda_swap *swap, const char *fn,
+                                  sg__cuda_graph *out) {
   const sg__schedule *s = b->s;
   preds p;
   if (make_preds(s, &p)) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
@@ -134,7 +136,8 @@ sg_status sg__cuda_build_explicit(sg__cuda_state *b, const char *fn, sg__cuda_gr
       nd = 1;
     }
     if (err == cudaSuccess)
-      st = add_node(b, v, out->graph, deps, nd, &out->nodes[v], fn, &call, &err);
+      st = add_node(b, v, sg__cuda_build_node(b, swap, v), out->graph, deps, nd, out, fn, &call,
+                    &err);
     if (!st && err == cudaSuccess && trace) {
       call = "cudaGraphAddEventRecordNode (trace)";
       err = SG_CUDA(cudaGraphAddEventRecordNode(&trace[2 + 2 * v], out->graph, &out->nodes[v], 1,

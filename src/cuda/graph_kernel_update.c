@@ -1,16 +1,15 @@
 /* Graph mode: in-place kernel-node updates through the driver.
  *
  * cudaGraphExecKernelNodeSetParams wraps the driver's
- * cuGraphExecKernelNodeSetParams; on the H200 the runtime's layer measured
- * about 230 ns per call, more than twice the library's own update path
- * (launch_bench's update_all breakdown, bench/RESULTS.md). Updating every
- * node of a graph before each launch pays it per node, so the in-place
- * update of a __global__ kernel calls the driver directly, with the
- * kernel's CUfunction looked up once per node and function. The driver is
- * reached through the runtime's entry-point query, so the library still links
- * only the runtime. Anything the fast path cannot do (a cudaKernel_t, a
- * missing entry point, a refusal) falls back to the runtime's call, which
- * then decides as before. */
+ * cuGraphExecKernelNodeSetParams, and the runtime's layer costs more than
+ * the library's own update path (launch_bench's update_all breakdown,
+ * bench/RESULTS.md). Updating every node of a graph before each launch pays
+ * it per node, so the in-place update of a __global__ kernel calls the
+ * driver directly, with the kernel's CUfunction looked up once per node and
+ * function. The driver is reached through the runtime's entry-point query,
+ * so the library still links only the runtime. Anything the fast path
+ * cannot do (a cudaKernel_t, a missing entry point, a refusal) falls back
+ * to the runtime's call, which then gives the answer. */
 #include <cuda.h> /* types only */
 #include <pthread.h>
 #include <string.h>
@@ -62,7 +61,7 @@ cudaError_t sg__cuda_graph_set_kernel(sg__cuda_state *b, uint32_t index, const s
   CUfunction f = NULL;
   if (driver_kernel_set && k->func_kind == SG_KERNEL_FUNCTION)
     f = function_of(g, b->s->node_count, index, k->func);
-  if (f && !sg__fault_hit(SG_FAULT_CUDA)) {
+  if (f && !sg__fault_hit_at(SG_FAULT_CUDA, SG__SITE("cuGraphExecKernelNodeSetParams"))) {
     CUDA_KERNEL_NODE_PARAMS p;
     memset(&p, 0, sizeof p);
     p.func = f;

@@ -7,11 +7,9 @@
  * exactly sg_exec_launch's contract; so a caller's stream is used as it is
  * (no fork or join events), and NULL means streams[0]. Waiting needs one
  * event only when the graph went into a caller's stream. */
-#include "core/device.h"
 #include "core/sys.h"
 #include "cuda/cuda_call.h"
 #include "cuda/cuda_exec.h"
-#include "cuda/staged_copy.h" /* staging: copy statistics and memop copies per launch */
 
 void sg__cuda_graph_free(sg__cuda_graph *g) {
   if (g->exec) cudaGraphExecDestroy(g->exec);
@@ -26,7 +24,7 @@ void sg__cuda_graph_free(sg__cuda_graph *g) {
   g->trace_nodes = NULL;
 }
 
-sg_status sg__cuda_graph_rebuild(sg__cuda_state *b, const char *fn) {
+sg_status sg__cuda_graph_rebuild(sg__cuda_state *b, const sg__cuda_swap *swap, const char *fn) {
   sg__cuda_graph g = {0};
   g.nodes = sg__calloc(b->s->node_count ? b->s->node_count : 1, sizeof *g.nodes);
   /* A traced graph: event-record nodes around every node, recording the
@@ -37,8 +35,8 @@ sg_status sg__cuda_graph_rebuild(sg__cuda_state *b, const char *fn) {
     g.nodes = NULL;
   }
   if (!g.nodes) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
-  sg_status st = b->exec->options.build == SG_BUILD_CAPTURE ? sg__cuda_build_capture(b, fn, &g)
-                                                            : sg__cuda_build_explicit(b, fn, &g);
+  sg_status st = b->build == SG_BUILD_CAPTURE ? sg__cuda_build_capture(b, swap, fn, &g)
+                                              : sg__cuda_build_explicit(b, swap, fn, &g);
   if (!st) {
     cudaError_t err = SG_CUDA(cudaGraphInstantiate(&g.exec, g.graph, 0));
     if (err != cudaSuccess) {
@@ -64,23 +62,22 @@ sg_status sg__cuda_graph_rebuild(sg__cuda_state *b, const char *fn) {
   return SG_OK;
 }
 
-sg_status sg__cuda_graph_create(sg__cuda_state *b, const char *fn) {
-  sg_status st = b->exec->options.build == SG_BUILD_CAPTURE ? sg__cuda_streams_make(b, fn)
-                                                            : sg__cuda_streams_make_one(b, fn);
+sg_status sg__cuda_graph_create(sg__cuda_state *b, sg__trace *trace, const char *fn) {
+  sg_status st = b->build == SG_BUILD_CAPTURE ? sg__cuda_streams_make(b, fn)
+                                              : sg__cuda_streams_make_one(b, fn);
   /* The tracer's first set is what a traced graph's event nodes record. */
-  if (!st && b->exec->trace)
-    st = sg__cuda_tracer_make(&b->tracer, b->exec->trace, b->s->node_count, b->streams[0], fn);
+  if (!st && trace)
+    st = sg__cuda_tracer_make(&b->tracer, trace, b->s->node_count, b->streams[0], fn);
   if (st || b->s->node_count == 0) return st;
-  return sg__cuda_graph_rebuild(b, fn);
+  return sg__cuda_graph_rebuild(b, NULL, fn);
 }
 
 sg_status sg__cuda_graph_of(const sg_exec *exec, cudaGraphExec_t *graph_exec,
                             const cudaGraphNode_t **nodes) {
   static const char fn[] = "sg__cuda_graph_of";
-  if (!exec || exec->ops != sg__cuda_backend() || exec->options.mode != SG_MODE_GRAPH ||
-      !exec->backend)
+  const sg__cuda_state *b = sg__exec_backend_state(exec, sg__cuda_backend());
+  if (!b || b->mode != SG_MODE_GRAPH)
     return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: not a graph-mode CUDA executable", fn);
-  const sg__cuda_state *b = exec->backend;
   *graph_exec = b->g.exec;
   *nodes = b->g.nodes;
   return SG_OK;
@@ -115,8 +112,8 @@ sg_status sg__cuda_graph_launch(sg__cuda_state *b, void *cuda_stream, uint64_t l
   }
   cudaStream_t caller = (cudaStream_t)cuda_stream;
   cudaStream_t target = caller ? caller : b->streams[0];
-  /* staging: no capture of a graph whose copies the host serves per launch */
-  if ((st = sg__staging_cuda_graph_launch_check(b->staging, caller))) {
+  /* No capture of a graph whose copies the host serves per launch. */
+  if ((st = sg__cuda_staged_copy_launch_check(b, caller))) {
     sg__cuda_leave(b->device, previous);
     sg__exec_fail(b->exec, st, "%s", sg_last_error());
     return st;
@@ -140,8 +137,9 @@ sg_status sg__cuda_graph_launch(sg__cuda_state *b, void *cuda_stream, uint64_t l
   if (err == cudaSuccess) {
     if (set) sg__cuda_tracer_recorded(set, launch);
     b->launches++;
-    sg__staging_count_launch(b->staging); /* staging: the graph's copies ran once more */
-    sg__staging_cuda_graph_launched(b->staging); /* staging: arm its copies */
+    if (b->g.staged_copies || b->g.registered_copies) /* the graph's copies ran once more */
+      sg__exec_count_copies(b->exec, b->g.staged_copies, b->g.registered_copies);
+    sg__cuda_staged_copy_launched(b); /* arm its memop-protocol copies */
     if (!caller) {
       b->busy_stream = 1;
     } else {

@@ -9,7 +9,8 @@
 #include "cuda/cuda_call.h"
 #include "module/module_port.h"
 
-#define SG_NVRTC(call) (sg__fault_hit(SG_FAULT_CUDA) ? NVRTC_ERROR_INTERNAL_ERROR : (call))
+#define SG_NVRTC(call) \
+  (sg__fault_point(SG_FAULT_CUDA, #call) ? NVRTC_ERROR_INTERNAL_ERROR : (call))
 
 static sg_status nvrtc_fail(nvrtcResult r, const char *call, const char *fn) {
   return sg__fail(r == NVRTC_ERROR_OUT_OF_MEMORY ? SG_ERR_OUT_OF_MEMORY : SG_ERR_CUDA,

@@ -6,7 +6,6 @@
 #include "core/device.h"
 #include "core/error.h"
 #include "exec/backend.h"
-#include "staging/pinned_mem.h"
 
 static sg_status no_cuda(const char *where) {
   return sg__fail(SG_ERR_BACKEND_UNAVAILABLE, "%s: this build of streamgraph has no CUDA backend",
@@ -51,27 +50,3 @@ sg_status sg__device_link_check(sg__device_link *link, const char *fn) { return 
 /* ---- exec/backend.h ----------------------------------------------------- */
 
 const sg__backend_ops *sg__cuda_backend(void) { return 0; }
-
-/* ---- staging/pinned_mem.h ----------------------------------------------- */
-
-sg_status sg__staging_cuda_host_alloc(int device, size_t bytes, const char *where, void **out) {
-  *out = NULL;
-  return no_cuda(where);
-}
-void sg__staging_cuda_host_free(void *ptr) {}
-sg_status sg__staging_cuda_register(int device, void *ptr, size_t bytes, const char *where) {
-  return no_cuda(where);
-}
-void sg__staging_cuda_unregister(void *ptr) {}
-sg_status sg__staging_cuda_fence_new(const char *where, void **out) {
-  *out = NULL;
-  return no_cuda(where);
-}
-void sg__staging_cuda_fence_free(void *fence) {}
-sg_status sg__staging_cuda_fence_record(void *fence, void *stream, const char *where) {
-  return no_cuda(where);
-}
-int sg__staging_cuda_fence_busy(void *fence) { return 0; }
-void sg__staging_cuda_fence_wait(void *fence) {}
-int sg__staging_cuda_stream_broken(void *stream) { return 0; }
-int sg__staging_cuda_memops_supported(int device) { return 0; }

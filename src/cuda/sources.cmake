@@ -9,7 +9,6 @@ list(APPEND SG_CUDA_C_SOURCES
   cuda/cuda_streams.c
   cuda/cuda_nodes.c
   cuda/cuda_work.c
-  cuda/cuda_copy.c
   cuda/cuda_memset.c
   cuda/cuda_stream_fn.c
   cuda/cuda_trace.c

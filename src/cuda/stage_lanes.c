@@ -26,52 +26,51 @@ static void lane_free(sg__stage_lane *l) {
   sg__free(l);
 }
 
-static cudaError_t lane_new(cudaStream_t stream, sg__stage_lane **out, const char **call) {
+static sg_status lane_new(cudaStream_t stream, const char *where, sg__stage_lane **out) {
   sg__stage_lane *l = sg__calloc(1, sizeof *l);
-  if (!l) {
-    *call = "staging (out of host memory for a helper stream)";
-    return cudaErrorMemoryAllocation;
-  }
+  if (!l) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory for a helper stream", where);
   l->stream = stream;
-  *call = "cudaStreamCreateWithFlags (staging's helper stream)";
+  const char *call = "cudaStreamCreateWithFlags (staging's helper stream)";
   cudaError_t err = SG_CUDA(cudaStreamCreateWithFlags(&l->helper, cudaStreamNonBlocking));
   for (unsigned i = 0; i < LANE_EVENTS && err == cudaSuccess; i++) {
-    *call = "cudaEventCreateWithFlags (staging's helper stream)";
+    call = "cudaEventCreateWithFlags (staging's helper stream)";
     err = SG_CUDA(cudaEventCreateWithFlags(event_at(l, i), cudaEventDisableTiming));
   }
   if (err != cudaSuccess) {
+    cudaGetLastError();
     lane_free(l);
-    return err;
+    return sg__cuda_fail(err, call, where);
   }
   *out = l;
-  return cudaSuccess;
+  return SG_OK;
 }
 
-cudaError_t sg__stage_lane_get(sg__stage_lanes **lanes, cudaStream_t stream,
-                               sg__stage_lane **out, const char **call) {
+sg_status sg__stage_lane_get(sg__stage_lanes **lanes, cudaStream_t stream, const char *where,
+                             sg__stage_lane **out) {
   sg__stage_lanes *ls = *lanes;
   if (ls)
     for (uint32_t i = 0; i < ls->count; i++)
       if (ls->lane[i]->stream == stream) {
         *out = ls->lane[i];
-        return cudaSuccess;
+        return SG_OK;
       }
-  *call = "staging (out of host memory for a helper stream)";
   if (!ls) {
-    if (!(ls = sg__calloc(1, sizeof *ls))) return cudaErrorMemoryAllocation;
+    if (!(ls = sg__calloc(1, sizeof *ls)))
+      return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory for a helper stream", where);
     *lanes = ls;
   }
   if (ls->count == ls->cap) {
     uint32_t cap = ls->cap ? 2 * ls->cap : 4;
     sg__stage_lane **grown = sg__realloc(ls->lane, cap * sizeof *grown);
-    if (!grown) return cudaErrorMemoryAllocation;
+    if (!grown)
+      return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory for a helper stream", where);
     ls->lane = grown;
     ls->cap = cap;
   }
-  cudaError_t err = lane_new(stream, &ls->lane[ls->count], call);
-  if (err != cudaSuccess) return err;
+  sg_status st = lane_new(stream, where, &ls->lane[ls->count]);
+  if (st) return st;
   *out = ls->lane[ls->count++];
-  return cudaSuccess;
+  return SG_OK;
 }
 
 void sg__stage_lanes_free(sg__stage_lanes *lanes) {

@@ -28,9 +28,9 @@ typedef struct sg__stage_lane {
 typedef struct sg__stage_lanes sg__stage_lanes;
 
 /* The lane of `stream`, made on first use (*lanes may be NULL then). On
- * failure *call names the CUDA call. Needs the executable's device current. */
-cudaError_t sg__stage_lane_get(sg__stage_lanes **lanes, cudaStream_t stream,
-                               sg__stage_lane **out, const char **call);
+ * failure the message names `where`. Needs the executable's device current. */
+sg_status sg__stage_lane_get(sg__stage_lanes **lanes, cudaStream_t stream, const char *where,
+                             sg__stage_lane **out);
 /* Destroys every lane; nothing may be in flight on them. NULL is accepted. */
 void sg__stage_lanes_free(sg__stage_lanes *lanes);
 

@@ -1,15 +1,19 @@
-/* The CUDA half of pinned_mem.h: page-locked slabs and registrations. */
+/* The CUDA backend's memory (stage_mem.h): pinned slabs, registrations and
+ * fences for staging, and pinned memory for sg_mem_alloc. */
+#include "cuda/stage_mem.h"
+
 #include <cuda_runtime_api.h>
 
 #include "cuda/cuda_call.h"
-#include "staging/pinned_mem.h"
+#include "cuda/staged_memops.h"
 
-sg_status sg__staging_cuda_host_alloc(int device, size_t bytes, const char *where, void **out) {
+sg_status sg__cuda_pinned_alloc(int device, size_t bytes, const char *where, void **out) {
   int previous = 0;
   cudaError_t err = SG_CUDA(cudaGetDevice(&previous));
   if (err == cudaSuccess) err = SG_CUDA(cudaSetDevice(device));
   if (err != cudaSuccess) {
     cudaGetLastError();
+    *out = NULL;
     return sg__cuda_fail(err, "cudaSetDevice", where);
   }
   /* Portable: a pool serves executables of every device. */
@@ -27,11 +31,11 @@ sg_status sg__staging_cuda_host_alloc(int device, size_t bytes, const char *wher
  * one would leak pinned memory, or leave a registration on pages the user
  * may free, and a failure has no path to report anyway (the context is
  * gone). The error is cleared so it does not surface in an unrelated call. */
-void sg__staging_cuda_host_free(void *ptr) {
+static void slab_free(void *ptr) {
   if (cudaFreeHost(ptr) != cudaSuccess) cudaGetLastError();
 }
 
-sg_status sg__staging_cuda_register(int device, void *ptr, size_t bytes, const char *where) {
+static sg_status pin(int device, void *ptr, size_t bytes, const char *where) {
   int previous = device;
   cudaError_t err = cudaSuccess;
   if (device >= 0) err = SG_CUDA(cudaGetDevice(&previous));
@@ -50,11 +54,11 @@ sg_status sg__staging_cuda_register(int device, void *ptr, size_t bytes, const c
   return SG_OK;
 }
 
-void sg__staging_cuda_unregister(void *ptr) {
+static void unpin(void *ptr) {
   if (cudaHostUnregister(ptr) != cudaSuccess) cudaGetLastError();
 }
 
-sg_status sg__staging_cuda_fence_new(const char *where, void **out) {
+static sg_status fence_new(const char *where, void **out) {
   cudaEvent_t event = NULL;
   cudaError_t err = SG_CUDA(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
   if (err != cudaSuccess) {
@@ -66,11 +70,11 @@ sg_status sg__staging_cuda_fence_new(const char *where, void **out) {
   return SG_OK;
 }
 
-void sg__staging_cuda_fence_free(void *fence) {
+static void fence_free(void *fence) {
   if (cudaEventDestroy((cudaEvent_t)fence) != cudaSuccess) cudaGetLastError();
 }
 
-sg_status sg__staging_cuda_fence_record(void *fence, void *stream, const char *where) {
+static sg_status fence_record(void *fence, void *stream, const char *where) {
   cudaError_t err = SG_CUDA(cudaEventRecord((cudaEvent_t)fence, (cudaStream_t)stream));
   if (err != cudaSuccess) return sg__cuda_fail(err, "cudaEventRecord", where);
   return SG_OK;
@@ -78,15 +82,33 @@ sg_status sg__staging_cuda_fence_record(void *fence, void *stream, const char *w
 
 /* Not a fault point: a query that "failed" would only make an entry look
  * idle; the wrapper is kept for calls whose failure has a path to test. */
-int sg__staging_cuda_fence_busy(void *fence) {
+static int fence_busy(void *fence) {
   return cudaEventQuery((cudaEvent_t)fence) == cudaErrorNotReady;
 }
 
-void sg__staging_cuda_fence_wait(void *fence) {
+static void fence_wait(void *fence) {
   if (cudaEventSynchronize((cudaEvent_t)fence) != cudaSuccess) cudaGetLastError();
 }
 
-int sg__staging_cuda_stream_broken(void *stream) {
+int sg__cuda_stream_broken(void *stream) {
   cudaError_t err = SG_CUDA(cudaStreamQuery((cudaStream_t)stream));
   return err != cudaSuccess && err != cudaErrorNotReady;
 }
+
+const sg__stage_mem sg__cuda_stage_mem = {
+    .name = "cuda",
+    .dma = 1,
+    /* Managed memory counts: a pageable <-> managed memcpy node has the same
+     * ordering problem in a graph (staging/policy.h). */
+    .device_kinds = 1u << SG_MEMORY_DEVICE | 1u << SG_MEMORY_MANAGED,
+    .slab_alloc = sg__cuda_pinned_alloc,
+    .slab_free = slab_free,
+    .pin = pin,
+    .unpin = unpin,
+    .fence_new = fence_new,
+    .fence_free = fence_free,
+    .fence_record = fence_record,
+    .fence_busy = fence_busy,
+    .fence_wait = fence_wait,
+    .memops_supported = sg__staging_cuda_memops_supported,
+};

@@ -1,22 +1,61 @@
-/* The CUDA backend's seam into staging (cuda_staging.h): staged copies as
- * cudaMemcpyAsync on the copy's stream and host callbacks on a helper
- * stream beside it (cuda_lanes.h), or as a child graph of memcpy nodes and
- * host nodes, in the order of stage_run.h.
+/* Every copy node with a pageable host side (op SG__OP_STAGED_COPY: a
+ * staging candidate, staging/staging.h) is carried out here, and nowhere
+ * else:
  *
- * Only what CUDA guarantees is relied on: work in a stream runs in order, a
- * host function runs after the work before it and the work after it waits
- * for it to return, and a graph's edges order its nodes. The callbacks make
- * no CUDA call and never wait for another callback (stage_run.h), so the
- * driver may run them on one thread for every stream without deadlock. */
-#include "cuda/staged_copy.h"
-
+ *   sg__cuda_staged_copy_enqueue    streams mode, at every launch
+ *   sg__cuda_staged_copy_add_node   graph mode, both builds, once per build
+ *   sg__cuda_staged_copy_unchanged  graph mode, a parameter update in place
+ *   sg__cuda_staged_copy_prepare    before any update is applied
+ *
+ * Staging (src/staging) decides the route, by policy: a candidate is staged
+ * through the pinned pool (a ring of chunks, staging/stage_run.h) or copied
+ * through a registered buffer; in streams mode the DIRECT route
+ * (SG_STAGING_NONE, small AUTO copies) takes the driver's own pageable
+ * path, cudaMemcpyAsync. From a pageable source the driver copies the
+ * source when the call is made, not when the stream gets there, so the
+ * stream is first synchronised: otherwise data written by an earlier node
+ * of the same launch (a host callback, a copy) would be read stale. To a
+ * pageable destination the call returns once the copy is complete, which
+ * already includes the earlier work. Both block the launching thread; that
+ * is the cost pinned staging removes.
+ *
+ * Staged copies run as cudaMemcpyAsync on the copy's stream and host
+ * callbacks on a helper stream beside it (stage_lanes.h), or as a child
+ * graph of memcpy nodes and host nodes, in the order of stage_run.h. Only
+ * what CUDA guarantees is relied on: work in a stream runs in order, a host
+ * function runs after the work before it and the work after it waits for
+ * it to return, and a graph's edges order its nodes. The callbacks make no
+ * CUDA call and never wait for another callback (stage_run.h), so the
+ * driver may run them on one thread for every stream without deadlock.
+ *
+ * In a CUDA graph there is no DIRECT route: the driver does not carry out a
+ * memcpy node with a pageable side in graph order (on the H200 it read the
+ * source before the host node that writes it had run; the regression test
+ * StagingGpu.HardwareFindingPageableMemcpyNodeInAGraph), so staging stages
+ * or registers every candidate of graph mode, whatever the policy, and the
+ * build fails rather than leave one to a plain node (staging/policy.h).
+ * Stream capture does not capture these copies; the capture build adds the
+ * same node through here, so both builds share one path. A caller
+ * capturing a streams-mode launch gets a pageable copy only through a
+ * buffer registered already; the launch is refused otherwise. */
 #include "core/sys.h"
 #include "cuda/cuda_call.h"
-#include "cuda/cuda_exec.h" /* the executable's streams, for the broken-device check */
+#include "cuda/cuda_exec.h"
 #include "cuda/stage_lanes.h"
+#include "cuda/stage_mem.h"
 #include "cuda/staged_memops.h"
-#include "staging/pinned_mem.h"
 #include "staging/stage_conductor.h"
+
+/* "sg_exec_launch: copy node 'c' (#3)": the start of every message here. */
+static const char *where_of(const sg__cuda_state *b, const char *fn, uint32_t index,
+                            char buf[SG__STAGING_LABEL_BYTES + 64]) {
+  char label[SG__STAGING_LABEL_BYTES];
+  sg__format(buf, SG__STAGING_LABEL_BYTES + 64, "%s: %s", fn,
+             sg__staging_label(&b->nodes[index], index, label));
+  return buf;
+}
+
+/* ---- callbacks (stage_run.h's protocol) --------------------------------- */
 
 static void CUDART_CB h2d_gate_cb(void *arg) {
   sg__stage_step *step = arg;
@@ -41,24 +80,14 @@ static void CUDART_CB d2h_last_cb(void *arg) {
  * a run was enqueued before an enqueue failed. */
 static void CUDART_CB finish_cb(void *arg) { sg__stage_run_free(arg); /* quiesces first */ }
 
-/* Every DMA names its kind cudaMemcpyDefault: the device side may be device
- * or managed memory, and unified addressing tells them apart. */
-
-static sg_status fail(cudaError_t err, const char *call, const char *where, const char *label) {
-  char context[SG_ERROR_MESSAGE_BYTES];
-  sg__format(context, sizeof context, "%s: %s", where, label);
-  return sg__cuda_fail(err, call, context);
-}
-
-static int stream_broken(void *stream) { return sg__staging_cuda_stream_broken(stream); }
+/* ---- the memop protocol's watch ---------------------------------------- */
 
 /* Memop protocol: a copy the conductor had to release fails the launch
- * (sg_exec_wait returns it); its device side is checked on `stream`, one
- * of the executable's own streams (valid until the executable goes, which
- * disowns its copies first). */
+ * (sg_exec_wait returns it). The context is the backend's state, valid
+ * until the executable goes (which disowns its copies first). */
 static void report_failure(void *ctx, sg_status status, const char *message) {
-  sg__staging *st = ctx;
-  sg__exec_fail(st->exec, status, "%s", message);
+  sg__cuda_state *b = ctx;
+  sg__exec_fail(b->exec, status, "%s", message);
 }
 
 /* The conductor's check, made only after a copy was quiet for a while, on
@@ -68,10 +97,9 @@ static void report_failure(void *ctx, sg_status status, const char *message) {
  * the context counts. Not a fault point: an injected "failure" would fail
  * and leak a healthy copy at a moment no test can choose. */
 static int device_broken(void *ctx) {
-  const sg__staging *st = ctx;
-  const sg__cuda_state *b = st->exec->backend;
-  if (!b || !b->streams) return 0;
-  if (cudaSetDevice(st->exec->options.device) != cudaSuccess) {
+  const sg__cuda_state *b = ctx;
+  if (!b->streams) return 0;
+  if (cudaSetDevice(b->device) != cudaSuccess) {
     cudaGetLastError();
     return 0;
   }
@@ -81,9 +109,16 @@ static int device_broken(void *ctx) {
   return sg__cuda_sticky(err);
 }
 
-static sg__stage_watch watch_for(sg__staging *st) {
-  return (sg__stage_watch){report_failure, st, device_broken, st};
+static sg__stage_watch watch_for(sg__cuda_state *b) {
+  return (sg__stage_watch){report_failure, b, device_broken, b};
 }
+
+/* ---- streams mode ------------------------------------------------------- */
+
+/* Every DMA names its kind cudaMemcpyDefault: the device side may be device
+ * or managed memory, and unified addressing tells them apart. */
+
+static int stream_broken(void *stream) { return sg__cuda_stream_broken(stream); }
 
 /* `to` waits for what `from` has been given so far, through `ev`. */
 static cudaError_t order(cudaStream_t from, cudaEvent_t ev, cudaStream_t to, const char **call) {
@@ -187,18 +222,16 @@ static void abandon(sg__stage_run *run, sg__stage_lane *l) {
  * it (`fence`) keeps the registration from eviction until the copy is done.
  * A captured copy has no fence (an event recorded in a capture cannot be
  * queried); its binding holds the registration instead. */
-static sg_status enqueue_registered(sg__staging *st, uint32_t index, cudaStream_t stream,
-                                    const char *where, const char *label, const char *context,
-                                    int fence) {
-  const sg__copy *c = &st->exec->snap.nodes[index].u.copy;
-  sg__reg_binding *b = st->nodes[index].reg;
+static sg_status enqueue_registered(sg__cuda_state *b, uint32_t index, const sg__copy *c,
+                                    cudaStream_t stream, const char *where, int fence) {
+  sg__reg_binding *binding = b->staging->nodes[index].reg;
   cudaError_t err = SG_CUDA(cudaMemcpyAsync(c->dst, c->src, c->bytes, cudaMemcpyDefault, stream));
   if (err != cudaSuccess) {
     cudaGetLastError();
-    sg__reg_use_end(b, NULL, context);
-    return fail(err, "cudaMemcpyAsync", where, label);
+    sg__reg_use_end(binding, NULL, where);
+    return sg__cuda_fail(err, "cudaMemcpyAsync", where);
   }
-  sg_status s = sg__reg_use_end(b, fence ? stream : NULL, context);
+  sg_status s = sg__reg_use_end(binding, fence ? stream : NULL, where);
   if (s) {
     /* No fence: wait for the copy here instead, so that the registration
      * is never released under it. */
@@ -209,21 +242,8 @@ static sg_status enqueue_registered(sg__staging *st, uint32_t index, cudaStream_
     cudaGetLastError();
     return sg__fail(s, "%s", message);
   }
-  sg__staging_count(st, SG__ROUTE_REGISTERED);
+  sg__exec_count_copies(b->exec, 0, 1);
   return SG_OK;
-}
-
-/* Per-launch regime: the node's parameters may have changed since the
- * route bookkeeping was made (streams-mode updates only touch the
- * snapshot); start it again if so. */
-static void refresh(sg__staging *st, uint32_t index) {
-  sg__staged_node *sn = &st->nodes[index];
-  const sg__copy *c = &st->exec->snap.nodes[index].u.copy;
-  if (sn->seen_src == c->src && sn->seen_dst == c->dst && sn->seen_bytes == c->bytes) return;
-  sg__staging_update_node(st, index, &st->exec->snap.nodes[index]);
-  sn->seen_src = c->src;
-  sn->seen_dst = c->dst;
-  sn->seen_bytes = c->bytes;
 }
 
 /* A caller is capturing this streams-mode launch into a graph of its own.
@@ -236,82 +256,57 @@ static void refresh(sg__staging *st, uint32_t index) {
  * is destroyed, so that the caller's graph never reads unpinned pages.
  * Nothing here may allocate or register: that is not allowed while the
  * caller's thread is capturing. */
-static sg_status enqueue_captured(sg__staging *st, uint32_t index, cudaStream_t stream,
-                                  const char *where, const char *label, const char *context) {
-  sg__reg_binding *b = st->nodes[index].reg;
-  if (!b || !sg__reg_use_begin(b))
+static sg_status enqueue_captured(sg__cuda_state *b, uint32_t index, const sg__copy *c,
+                                  cudaStream_t stream, const char *where) {
+  sg__reg_binding *binding = b->staging->nodes[index].reg;
+  if (!binding || !sg__reg_use_begin(binding))
     return sg__fail(SG_ERR_UNSUPPORTED,
-                    "%s: %s: the launch is being captured into a CUDA graph, and a copy with a "
+                    "%s: the launch is being captured into a CUDA graph, and a copy with a "
                     "pageable side cannot be part of one as it is (CUDA does not run it in graph "
                     "order); use graph mode (SG_MODE_GRAPH stages it), pinned memory, or "
                     "SG_STAGING_REGISTER with one launch before the capture",
-                    where, label);
-  sg__reg_hold(b);
-  return enqueue_registered(st, index, stream, where, label, context, 0);
+                    where);
+  sg__reg_hold(binding);
+  return enqueue_registered(b, index, c, stream, where, 0);
 }
 
-sg_status sg__staging_cuda_enqueue(sg__staging *st, uint32_t index, cudaStream_t stream,
-                                   const char *where, int *taken) {
-  *taken = 0;
-  if (!st || index >= st->node_count || st->persistent) return SG_OK;
-  refresh(st, index);
-  sg__staged_node *sn = &st->nodes[index];
-  if (!sn->dir) return SG_OK;
-  const sg__copy *c = &st->exec->snap.nodes[index].u.copy;
-  char label[SG__LABEL_BYTES + 16];
-  sg__staging_label(st, index, label);
-
-  enum cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  cudaError_t err = SG_CUDA(cudaStreamIsCapturing(stream, &capture));
-  *taken = 1;
-  if (err != cudaSuccess) {
-    cudaGetLastError();
-    return fail(err, "cudaStreamIsCapturing", where, label);
-  }
-  char context[SG__LABEL_BYTES + 64];
-  sg__format(context, sizeof context, "%s: %s", where, label);
-  if (capture != cudaStreamCaptureStatusNone)
-    return enqueue_captured(st, index, stream, where, label, context);
-
-  sg__copy_route route;
-  sg_status s = sg__staging_route(st, index, context, &route);
-  if (s) return s;
-  if (route == SG__ROUTE_DIRECT) {
-    *taken = 0;
-    return SG_OK;
-  }
-  if (route == SG__ROUTE_REGISTERED)
-    return enqueue_registered(st, index, stream, where, label, context, 1);
-
-  const char *call = NULL;
+/* A staged copy on `stream`, its ring taken from the pool now (this may
+ * wait for rings other launches give back; SG_ERR_POOL_EXHAUSTED when none
+ * will come) and given back by its last host callback. Ordered on `stream`
+ * like a cudaMemcpyAsync: it starts after the work before it, and the work
+ * after it starts once the source has been read, or the destination
+ * written. */
+static sg_status enqueue_staged(sg__cuda_state *b, uint32_t index, const sg__copy *c,
+                                cudaStream_t stream, const char *where) {
+  sg__staging *st = b->staging;
+  const sg__stage_dir dir = st->nodes[index].dir;
   void *host, *device;
-  sg__staging_sides(c, sn->dir, &host, &device);
+  sg__staging_sides(c, dir, &host, &device);
   sg__stage_geometry g;
-  sg__staging_geometry(st, sn->dir, c->bytes, &g);
+  sg__staging_geometry(st, dir, c->bytes, &g);
   sg__stage_run *run;
+  sg_status s;
   if (st->protocol == SG__STAGE_MEMOPS) {
-    s = sg__stage_run_new(st->pool, sn->dir, host, device, &g, 0, stream_broken, stream, context,
-                          &run);
-    if (!s && (s = sg__stage_run_use_memops(run, context))) sg__stage_run_free(run);
+    s = sg__stage_run_new(st->pool, dir, host, device, &g, 0, stream_broken, stream, where, &run);
+    if (!s && (s = sg__stage_run_use_memops(run, where))) sg__stage_run_free(run);
     if (s) return s;
-    sg__staging_trace_run(st, run, index);
-    const sg__stage_watch w = watch_for(st);
-    err = sg__cuda_memops_enqueue(run, stream, &w, context, &call); /* the run is not ours now */
-    if (err != cudaSuccess) return fail(err, call, where, label);
-    sg__staging_count(st, SG__ROUTE_STAGE);
+    sg__staging_trace_run(st, run, index, b->nodes[index].name);
+    const sg__stage_watch w = watch_for(b);
+    const char *failed = NULL;
+    cudaError_t e = sg__cuda_memops_enqueue(run, stream, &w, where, &failed); /* not ours now */
+    if (e != cudaSuccess) return sg__cuda_fail(e, failed, where);
+    sg__exec_count_copies(b->exec, 1, 0);
     return SG_OK;
   }
   sg__stage_lane *lane;
-  err = sg__stage_lane_get(&st->lanes, stream, &lane, &call);
-  if (err != cudaSuccess) {
-    cudaGetLastError();
-    return fail(err, call, where, label);
-  }
-  s = sg__stage_run_new(st->pool, sn->dir, host, device, &g, 0, stream_broken, stream, context,
-                        &run);
+  s = sg__stage_lane_get(&b->lanes, stream, where, &lane);
   if (s) return s;
-  sg__staging_trace_run(st, run, index);
+  s = sg__stage_run_new(st->pool, dir, host, device, &g, 0, stream_broken, stream, where, &run);
+  if (s) return s;
+  sg__staging_trace_run(st, run, index, b->nodes[index].name);
   int handed_off = 0; /* a callback frees the run */
+  const char *call = NULL;
+  cudaError_t err;
   if (run->dir == SG__STAGE_H2D) {
     err = enqueue_h2d(run, lane, &call);
     /* after the last DMA: the ring goes back to the pool */
@@ -323,25 +318,85 @@ sg_status sg__staging_cuda_enqueue(sg__staging *st, uint32_t index, cudaStream_t
     const char *failed = call;
     if (handed_off) cudaGetLastError();
     else abandon(run, lane);
-    return fail(err, failed, where, label);
+    return sg__cuda_fail(err, failed, where);
   }
-  sg__staging_count(st, SG__ROUTE_STAGE);
+  sg__exec_count_copies(b->exec, 1, 0);
   return SG_OK;
 }
+
+/* The driver's own pageable path in a stream (see the top of this file). */
+static cudaError_t driver_enqueue(const sg__copy *c, cudaStream_t stream, const char **call) {
+  if (c->src_memory == SG_MEMORY_HOST_PAGEABLE) {
+    /* Unless a caller is capturing this launch into its own graph, where a
+     * synchronisation is illegal (a candidate never gets here then: it is
+     * refused or registered). */
+    enum cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+    *call = "cudaStreamIsCapturing";
+    cudaError_t err = SG_CUDA(cudaStreamIsCapturing(stream, &capturing));
+    if (err == cudaSuccess && capturing == cudaStreamCaptureStatusNone) {
+      *call = "cudaStreamSynchronize";
+      err = SG_CUDA(cudaStreamSynchronize(stream));
+    }
+    if (err != cudaSuccess) return err;
+  }
+  *call = "cudaMemcpyAsync";
+  return SG_CUDA(cudaMemcpyAsync(c->dst, c->src, c->bytes, cudaMemcpyDefault, stream));
+}
+
+/* Streams mode, on the launching thread. */
+static sg_status enqueue(sg__cuda_state *b, uint32_t index, const sg__copy *c,
+                         cudaStream_t stream, const char *fn, int *direct) {
+  char where[SG__STAGING_LABEL_BYTES + 64];
+  where_of(b, fn, index, where);
+  enum cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  cudaError_t err = SG_CUDA(cudaStreamIsCapturing(stream, &capture));
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    return sg__cuda_fail(err, "cudaStreamIsCapturing", where);
+  }
+  if (capture != cudaStreamCaptureStatusNone)
+    return enqueue_captured(b, index, c, stream, where);
+  sg__copy_route route;
+  sg_status s = sg__staging_route(b->staging, index, c, where, &route);
+  if (s) return s;
+  switch (route) {
+    case SG__ROUTE_REGISTERED: return enqueue_registered(b, index, c, stream, where, 1);
+    case SG__ROUTE_STAGE: return enqueue_staged(b, index, c, stream, where);
+    default: *direct = 1; return SG_OK;
+  }
+}
+
+sg_status sg__cuda_staged_copy_enqueue(sg__cuda_state *b, uint32_t index, const sg__copy *c,
+                                       cudaStream_t stream, const char *fn, char *msg,
+                                       size_t cap) {
+  int direct = 0;
+  sg_status st = enqueue(b, index, c, stream, fn, &direct);
+  if (st) {
+    sg__format(msg, cap, "%s", sg_last_error());
+    return st;
+  }
+  if (!direct) return SG_OK;
+  const char *call = "";
+  cudaError_t err = driver_enqueue(c, stream, &call);
+  /* The driver has the pageable range: registrations may touch it again. */
+  sg__staging_direct_end(b->staging, index, c);
+  if (err == cudaSuccess) return SG_OK;
+  char where[SG__LABEL_BYTES + 64];
+  sg__cuda_format(msg, cap, err, call, sg__cuda_where(b, fn, index, where));
+  return SG_ERR_CUDA;
+}
+
+/* ---- graph mode ---------------------------------------------------------- */
 
 /* A staged copy as a graph (stage_run.h, lag L, ring R): for host->device
  * gate(k) after gate(k-1) and DMA(k-L), DMA(k) after gate(k) and DMA(k-1);
  * for device->host DMA(k) after DMA(k-1) and post(k-L) (k >= R), post(k)
  * after DMA(k) and post(k-1). The last DMA (host->device) or post
- * (device->host) comes after every other node. */
-static cudaError_t build_child(sg__stage_run *run, cudaGraph_t child, const char **call) {
+ * (device->host) comes after every other node. `hosts` and `dmas` hold
+ * the chunks' nodes (chunks each). */
+static cudaError_t build_child(sg__stage_run *run, cudaGraph_t child, cudaGraphNode_t *dmas,
+                               cudaGraphNode_t *hosts, const char **call) {
   const uint32_t n = run->g.chunks, lag = run->g.lag;
-  cudaGraphNode_t *dmas = sg__calloc(2 * (size_t)n, sizeof *dmas);
-  if (!dmas) {
-    *call = "staging (out of host memory for a graph)";
-    return cudaErrorMemoryAllocation;
-  }
-  cudaGraphNode_t *hosts = dmas + n; /* gates or posts */
   const int h2d = run->dir == SG__STAGE_H2D;
   cudaError_t err = cudaSuccess;
   for (uint32_t k = 0; k < n && err == cudaSuccess; k++) {
@@ -377,76 +432,91 @@ static cudaError_t build_child(sg__stage_run *run, cudaGraph_t child, const char
       err = SG_CUDA(cudaGraphAddHostNode(&hosts[k], child, nd ? deps : NULL, nd, &host));
     }
   }
-  sg__free(dmas);
   return err;
 }
 
-cudaError_t sg__staging_cuda_add_node(sg__staging *st, uint32_t index, const sg__copy *c,
-                                      cudaGraph_t graph, const cudaGraphNode_t *deps,
-                                      size_t dep_count, cudaGraphNode_t *out, const char **call,
-                                      int *taken) {
-  *taken = 0;
-  if (!st || !st->persistent || index >= st->node_count || !sg__staging_classify(st, c))
-    return cudaSuccess;
-  *taken = 1;
-  const sg__pstate *p = sg__staging_find(st, index, c);
-  if (!p || p->route == SG__ROUTE_DIRECT) {
-    /* Every candidate's state is prepared before a build (creation, and
-     * sg__staging_prepare_update); a plain memcpy node would not run in
-     * graph order, so a missing one fails the build instead. */
-    *call = "staging (no prepared ring or registration for a copy with a pageable side)";
-    return cudaErrorInvalidValue;
-  }
-  if (p->route == SG__ROUTE_REGISTERED) { /* pinned in place: a plain copy, held for the graph */
-    *call = "cudaGraphAddMemcpyNode1D";
-    return SG_CUDA(cudaGraphAddMemcpyNode1D(out, graph, deps, dep_count, c->dst, c->src, c->bytes,
-                                            cudaMemcpyDefault));
-  }
+/* The child graph of a staged copy, added after `deps`. */
+static sg_status add_staged(sg__stage_run *run, cudaGraph_t graph, const cudaGraphNode_t *deps,
+                            size_t dep_count, cudaGraphNode_t *out, const char *where) {
+  cudaGraphNode_t *nodes = sg__calloc(2 * (size_t)run->g.chunks, sizeof *nodes);
+  if (!nodes) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory for a graph", where);
   cudaGraph_t child = NULL;
-  *call = "cudaGraphCreate";
+  const char *call = "cudaGraphCreate";
   cudaError_t err = SG_CUDA(cudaGraphCreate(&child, 0));
   if (err == cudaSuccess)
-    err = p->run->protocol == SG__STAGE_MEMOPS ? sg__cuda_memops_build(p->run, child, call)
-                                               : build_child(p->run, child, call);
+    err = run->protocol == SG__STAGE_MEMOPS
+              ? sg__cuda_memops_build(run, child, &call)
+              : build_child(run, child, nodes, nodes + run->g.chunks, &call);
   if (err == cudaSuccess) {
-    *call = "cudaGraphAddChildGraphNode";
+    call = "cudaGraphAddChildGraphNode";
     err = SG_CUDA(cudaGraphAddChildGraphNode(out, graph, deps, dep_count, child));
   }
   if (child) cudaGraphDestroy(child); /* the node holds its own copy */
-  return err;
+  sg__free(nodes);
+  return err == cudaSuccess ? SG_OK : sg__cuda_fail(err, call, where);
 }
 
-cudaError_t sg__staging_cuda_set_node(sg__staging *st, uint32_t index, const sg__copy *fresh,
-                                      const char **call, int *taken) {
-  *taken = 0;
-  if (!st || !st->persistent || index >= st->node_count) return cudaSuccess;
-  /* No build is under way and the live graph was built from the
-   * snapshot's parameters: other states are unused. */
-  sg__staging_gc(st, index, fresh);
-  const sg__copy *now = &st->exec->snap.nodes[index].u.copy;
-  char where[SG__LABEL_BYTES + 64], label[SG__LABEL_BYTES + 16];
-  sg__format(where, sizeof where, "sg_exec_set_copy: %s", sg__staging_label(st, index, label));
-  /* Normally prepared already (sg__staging_prepare_update refuses the
+sg_status sg__cuda_staged_copy_add_node(sg__cuda_state *b, uint32_t index, const sg__copy *c,
+                                        cudaGraph_t graph, const cudaGraphNode_t *deps,
+                                        size_t dep_count, cudaGraphNode_t *node, const char *fn,
+                                        sg__cuda_graph *counts) {
+  char where[SG__STAGING_LABEL_BYTES + 64];
+  const sg__pstate *p = sg__staging_find(b->staging, index, c);
+  if (!p || p->route == SG__ROUTE_DIRECT)
+    /* Every candidate's state is prepared before a build (creation, and
+     * sg__cuda_staged_copy_prepare); a plain memcpy node would not run in
+     * graph order, so a missing one fails the build instead. */
+    return sg__fail(SG_ERR_POOL_EXHAUSTED,
+                    "%s: no staging ring or registration was prepared for the copy, and a copy "
+                    "with a pageable side cannot be a plain node of a CUDA graph",
+                    where_of(b, fn, index, where));
+  if (p->route == SG__ROUTE_REGISTERED) { /* pinned in place: a plain copy, held for the graph */
+    cudaError_t err = SG_CUDA(cudaGraphAddMemcpyNode1D(node, graph, deps, dep_count, c->dst,
+                                                       c->src, c->bytes, cudaMemcpyDefault));
+    if (err != cudaSuccess)
+      return sg__cuda_fail(err, "cudaGraphAddMemcpyNode1D", sg__cuda_where(b, fn, index, where));
+    counts->registered_copies++;
+    return SG_OK;
+  }
+  sg_status st =
+      add_staged(p->run, graph, deps, dep_count, node, sg__cuda_where(b, fn, index, where));
+  if (!st) counts->staged_copies++;
+  return st;
+}
+
+int sg__cuda_staged_copy_unchanged(sg__cuda_state *b, uint32_t index, const sg__copy *now,
+                                   const sg__copy *fresh) {
+  sg__staging *st = b->staging;
+  /* No build is under way and the live graph was built from the node's
+   * parameters now: other states are unused. */
+  sg__staging_gc(st, index, now, fresh);
+  /* Normally prepared already (sg__cuda_staged_copy_prepare refuses the
    * update when it cannot be); if not, the rebuild this asks for fails in
-   * sg__staging_cuda_add_node rather than build a pageable memcpy node. */
-  if (sg__staging_prepare(st, index, fresh, where)) cudaGetLastError();
-  if (!sg__staging_classify(st, now) && !sg__staging_classify(st, fresh))
-    return cudaSuccess; /* the seam updates the plain copy */
+   * sg__cuda_staged_copy_add_node rather than build a pageable memcpy node. */
+  char where[SG__STAGING_LABEL_BYTES + 64];
+  if (sg__staging_prepare(st, index, b->nodes[index].name, fresh,
+                          where_of(b, "sg_exec_set_copy", index, where)))
+    cudaGetLastError();
   const sg__pstate *before = sg__staging_find(st, index, now);
   const sg__pstate *after = sg__staging_find(st, index, fresh);
-  *taken = 1;
-  *call = "staging (a staged copy's ring and pointers are baked into the graph)";
-  return before && before == after ? cudaSuccess : cudaErrorNotSupported;
+  return before && before == after;
 }
 
-void sg__staging_cuda_release(sg__staging *st) {
-  if (!st) return;
-  sg__staging_disown(st, st); /* before the streams the conductor may query go */
-  sg__stage_lanes_free(st->lanes);
-  st->lanes = NULL;
+sg_status sg__cuda_staged_copy_prepare(sg__cuda_state *b, uint32_t index, const sg__node *fresh,
+                                       sg__cuda_op op, sg__stage_dir dir, const char *fn) {
+  if (fresh->kind != SG__NODE_COPY) return SG_OK;
+  char where[SG__STAGING_LABEL_BYTES + 64];
+  where_of(b, "sg_exec_set_copy", index, where);
+  /* Graph mode keeps the old state for the graph built with it until the
+   * update is done one way or the other (sg__staging_gc). */
+  return sg__staging_update(b->staging, index, b->nodes[index].name, &fresh->u.copy, dir,
+                            b->mode != SG_MODE_GRAPH, where);
 }
 
-sg_status sg__staging_cuda_graph_launch_check(sg__staging *st, cudaStream_t stream) {
+/* ---- graph launches (memop protocol) ------------------------------------- */
+
+sg_status sg__cuda_staged_copy_launch_check(sg__cuda_state *b, cudaStream_t stream) {
+  sg__staging *st = b->staging;
   if (!st || !st->persistent || st->protocol != SG__STAGE_MEMOPS || !stream) return SG_OK;
   enum cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   cudaError_t err = SG_CUDA(cudaStreamIsCapturing(stream, &capture));
@@ -455,23 +525,31 @@ sg_status sg__staging_cuda_graph_launch_check(sg__staging *st, cudaStream_t stre
     return sg__cuda_fail(err, "cudaStreamIsCapturing", "sg_exec_launch");
   }
   if (capture == cudaStreamCaptureStatusNone) return SG_OK;
-  for (uint32_t i = 0; i < st->node_count; i++) {
-    const sg__pstate *p = sg__staging_find(st, i, &st->exec->snap.nodes[i].u.copy);
-    if (!st->nodes[i].states || !p || p->route != SG__ROUTE_STAGE) continue;
-    char label[SG__LABEL_BYTES + 16];
+  for (uint32_t i = 0; i < b->s->node_count; i++) {
+    if (b->op[i] != SG__OP_STAGED_COPY) continue;
+    const sg__pstate *p = sg__staging_find(st, i, &b->nodes[i].u.copy);
+    if (!p || p->route != SG__ROUTE_STAGE) continue;
+    char label[SG__STAGING_LABEL_BYTES];
     return sg__fail(SG_ERR_UNSUPPORTED,
                     "sg_exec_launch: %s: the launch is being captured into a CUDA graph, and this "
                     "staged copy is served per launch by the host (memop protocol), which a "
                     "captured graph replayed later would not get; set "
                     "SG_STAGING_PROTOCOL=callbacks before creating the executable, register the "
                     "buffer (SG_STAGING_REGISTER), or use pinned memory",
-                    sg__staging_label(st, i, label));
+                    sg__staging_label(&b->nodes[i], i, label));
   }
   return SG_OK;
 }
 
-void sg__staging_cuda_graph_launched(sg__staging *st) {
+void sg__cuda_staged_copy_launched(sg__cuda_state *b) {
+  sg__staging *st = b->staging;
   if (!st || !st->persistent || st->protocol != SG__STAGE_MEMOPS) return;
-  const sg__stage_watch w = watch_for(st);
-  sg__staging_arm_launch(st, &w);
+  const sg__stage_watch w = watch_for(b);
+  for (uint32_t i = 0; i < b->s->node_count; i++) {
+    if (b->op[i] != SG__OP_STAGED_COPY) continue;
+    const sg__pstate *p = sg__staging_find(st, i, &b->nodes[i].u.copy);
+    if (!p || p->route != SG__ROUTE_STAGE || p->run->protocol != SG__STAGE_MEMOPS) continue;
+    char where[SG__STAGING_LABEL_BYTES + 64];
+    sg__stage_arm(p->run, &w, where_of(b, "sg_exec_launch", i, where));
+  }
 }

@@ -12,7 +12,7 @@
 #include "core/sys.h"
 #include "cuda/cuda_call.h"
 #include "cuda/cuda_exec.h" /* sg__cuda_current_context */
-#include "staging/pinned_mem.h"
+#include "cuda/stage_mem.h"
 #include "staging/stage_conductor.h"
 #include "staging/stage_program.h"
 

@@ -32,4 +32,11 @@ cudaError_t sg__cuda_memops_enqueue(sg__stage_run *run, cudaStream_t stream,
  * failure *call names the call. */
 cudaError_t sg__cuda_memops_build(sg__stage_run *run, cudaGraph_t child, const char **call);
 
+/* 1 when `device` can run the memop protocol (docs/staging.md, "Device
+ * support"): the driver's stream memory operations, unified addressing and
+ * a probe that passed, once per device and process. Not a fault point
+ * where the answer is remembered; a probe cut short by a failed call gives
+ * 0 this time and is made again next time. */
+int sg__staging_cuda_memops_supported(int device);
+
 #endif

@@ -12,7 +12,7 @@
  * which starts on streams[0] and fans out from there, begins only after the
  * previous one has fully completed: launches of one executable run in
  * order without any host-side wait. The loop reads the node parameters
- * from the snapshot directly (updates change them in place between
+ * from the executable's nodes directly (updates change them in place between
  * launches), allocates nothing and takes no lock. */
 #include <stdio.h>
 
@@ -67,9 +67,9 @@ static sg_status replay(sg__cuda_state *b, cudaStream_t caller, sg__cuda_trace_s
         return cuda_stopped(b, err, "cudaStreamWaitEvent", n);
     if (tracing && (err = SG_CUDA(cudaEventRecord(set->before[n], stream))))
       return cuda_stopped(b, err, "cudaEventRecord (trace)", n);
-    if (b->route[n] != SG__ROUTE_NOTHING) {
+    if (b->op[n] != SG__OP_NOTHING) {
       char msg[SG_ERROR_MESSAGE_BYTES];
-      sg_status st = sg__cuda_enqueue(b, n, stream, launch_fn, msg, sizeof msg);
+      sg_status st = sg__cuda_enqueue(b, n, &b->nodes[n], stream, launch_fn, msg, sizeof msg);
       if (st) return stopped(b, st, msg);
     }
     if (tracing && (err = SG_CUDA(cudaEventRecord(set->after[n], stream))))

@@ -1,92 +1,109 @@
-/* Internal: the executable object and the contract every backend fills. */
+/* Internal: the backend contract - the header of src/exec a backend
+ * includes (with exec/trace.h, for the trace it commits launch times to).
+ *
+ * A backend replays the schedule of an executable (plan/schedule.h) on some
+ * hardware: src/host (worker threads) and src/cuda (CUDA streams, CUDA
+ * graphs). The front end (src/exec) validates every argument, keeps the
+ * nodes, the plan, the statistics and the failure state, and calls the
+ * backend through a table of operations. It hands the backend what it
+ * needs as parameters (sg__backend_args at creation; a node index and the
+ * node's new parameters at an update), never the executable to read: a
+ * backend sees `sg_exec` as an opaque handle it may only pass to the
+ * sg__exec_* reports below.
+ *
+ * Adding a backend: fill an sg__backend_ops (and, for staged copies of
+ * pageable memory, an sg__stage_mem: staging/stage_mem.h), return it from a
+ * function declared at the end of this header, and add the case to
+ * sg__backend_for (exec/exec.c). */
 #ifndef SG_EXEC_BACKEND_H
 #define SG_EXEC_BACKEND_H
 
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdint.h>
 
 #include "core/error.h"
-#include "core/in_use.h"
-#include "core/snapshot.h"
+#include "core/node.h"
+#include "plan/schedule.h"
 #include "streamgraph/exec.h"
 
-struct sg__schedule;
+struct sg__stage_mem; /* staging/stage_mem.h: how staging reaches this backend's memory */
+struct sg__trace;     /* exec/trace.h: a traced executable's launch times */
 
-/* A backend replays the executable's schedule. The core validates
- * arguments, keeps the snapshot, plan, statistics and failure state, and
- * calls these. Each returns SG_OK or an error with its message set. */
+/* What a backend is given to build its state from. Valid during `create`
+ * only, except `exec`, `nodes`, `schedule` and `trace` (see below), which
+ * live as long as the state: a backend copies what else it keeps. */
+typedef struct sg__backend_args {
+  /* The executable, opaque: only for the sg__exec_* reports below, from
+   * any thread (host callbacks and worker threads included). */
+  sg_exec *exec;
+  /* The options as resolved: backend CUDA or HOST, max_streams > 0. */
+  const sg_exec_options *options;
+  /* The executable's nodes, node_count of them, indexed like the schedule.
+   * The front end changes a node's parameters in place only after the
+   * backend's update_node accepted them, and only between calls of the
+   * backend, so a backend may read them at launch. */
+  const sg__node *nodes;
+  uint32_t node_count;
+  /* The schedule to replay (valid until destroy). */
+  const sg__schedule *schedule;
+  /* Where the times of each launch the backend can time go (exec/trace.h),
+   * committed once they are known, in launch order, with the launch's
+   * number; NULL when the executable is not traced. Lives as long as the
+   * state; the front end alone makes and frees it. Staging's copy threads
+   * add their spans to it too. */
+  struct sg__trace *trace;
+  /* The public function the state is made for, which messages start with:
+   * sg_exec_create, or sg_exec_update for a new topology (built beside the
+   * old state, which stays until the new one is complete). */
+  const char *fn;
+} sg__backend_args;
+
+/* The operations of a backend. Each returns SG_OK or an error with this
+ * thread's message set (prefixed by the public function it serves). */
 typedef struct sg__backend_ops {
   const char *name;
-  /* Checks the snapshot can run here (host twins, pointers) and builds the
-   * backend's state in exec->backend. On failure frees what it took.
-   * Messages start with `fn`: sg_exec_create, or sg_exec_update when a new
-   * topology is built (beside the old state, which stays until the new one
-   * is complete). A traced executable (exec->trace not NULL) commits the
-   * times of each launch it can time there (exec/trace.h), once they are
-   * known, in launch order. */
-  sg_status (*create)(sg_exec *exec, const char *fn);
-  /* Frees the backend's state. Called with nothing in flight. */
-  void (*destroy)(sg_exec *exec);
+  /* How staging reaches this backend's memory (pinned slabs, registration,
+   * fences); NULL when the backend never stages. */
+  const struct sg__stage_mem *stage_mem;
+  /* Checks every node can run here (host twins, pointers) and builds the
+   * backend's state in *state. On failure frees what it took. */
+  sg_status (*create)(const sg__backend_args *args, void **state);
+  /* Frees the state. Called with nothing in flight. */
+  void (*destroy)(void *state);
   /* Enqueues launch number `launch` (1, 2, ...: the executable's count,
-   * which traces carry; the core has checked the executable is not failed). */
-  sg_status (*launch)(sg_exec *exec, void *cuda_stream, uint64_t launch);
+   * which traces carry; the front end has checked the executable is not
+   * failed). `cuda_stream`: the caller's stream to order it after, or NULL. */
+  sg_status (*launch)(void *state, void *cuda_stream, uint64_t launch);
   /* Blocks until every launch so far is done, and commits the times of the
    * traced launches it waited for. Failures of the launches are
    * reported through sg__exec_fail, not through this status, which is for
    * the wait itself. */
-  sg_status (*wait)(sg_exec *exec);
+  sg_status (*wait)(void *state);
   /* SG_OK when idle, SG_NOT_READY while launches run. */
-  sg_status (*query)(sg_exec *exec);
-  /* Node `index` gets the parameters of `fresh` (same kind, validated) for
-   * the launches that follow. The backend applies what it must and sets
-   * *in_place when it changed an instantiated CUDA graph in place; the core
-   * then moves `fresh` into the snapshot. */
-  sg_status (*update_node)(sg_exec *exec, uint32_t index, const sg__node *fresh, int *in_place);
+  sg_status (*query)(void *state);
+  /* Node `index` gets the parameters of `fresh` (same kind, validated; its
+   * name may be NULL, in which case the node keeps its name) for the
+   * launches that follow. The backend applies what it must and sets
+   * *in_place when it changed an instantiated CUDA graph in place; the
+   * front end then moves `fresh` into nodes[index]. */
+  sg_status (*update_node)(void *state, uint32_t index, const sg__node *fresh, int *in_place);
 } sg__backend_ops;
 
-struct sg_exec {
-  sg_exec_options options;     /* as resolved: backend is CUDA or HOST, max_streams > 0 */
-  const sg__backend_ops *ops;
-  void *backend;               /* the backend's own state */
-  sg__snapshot snap;           /* the graph as it was (nodes are updated in place) */
-  sg_plan *plan;               /* owned */
-  uint32_t update_serial;      /* serial of the last graph given to sg_exec_update */
-  sg__arg_spare arg_spare;     /* recycled kernel argument block (sg_exec_set_kernel) */
-  sg__in_use in_use;           /* public calls inside (core/in_use.h) */
-  /* Counted outside the lock (sg_exec_get_stats adds them in): only the
-   * thread using the executable writes or reads them, and sg_exec_set_*
-   * is a per-node path where a lock and unlock are a visible share. */
-  uint64_t param_updates;
-  uint64_t in_place_updates;
-  uint64_t launched;           /* launches accepted (the last launch's number) */
-  /* Tracing (options.trace): the launches' times (exec/trace.h; the
-   * backend writes them, only the front end swaps or frees the trace), and
-   * the label the next launch gets (a pipeline's batch, else
-   * SG__TRACE_NO_LABEL). */
-  struct sg__trace *trace;
-  uint64_t next_label;
-  int dump;                    /* SG_TRACE_DIR was set: write the files at destruction */
-
-  pthread_mutex_t lock;        /* guards what follows: backends' threads write it */
-  sg_exec_stats stats;
-  atomic_int failed;           /* also read without the lock, on every launch and update */
-  sg_status fail_status;
-  char fail_message[SG_ERROR_MESSAGE_BYTES];
-};
+/* ---- what a backend reports to its executable (thread-safe) ------------- */
 
 /* Records the first failure of a launch (later ones are dropped): the
- * executable is failed from now on. Thread-safe; any thread may call it. */
+ * executable is failed from now on. */
 void sg__exec_fail(sg_exec *exec, sg_status status, const char *fmt, ...) SG_PRINTF(3, 4);
-/* 1 if a launch has failed. Thread-safe. */
+/* 1 if a launch has failed. */
 int sg__exec_has_failed(sg_exec *exec);
 /* Counts a rebuild the backend made on its own (an in-place update the
- * driver refused, say). Thread-safe. */
+ * driver refused, say). */
 void sg__exec_count_rebuild(sg_exec *exec);
-/* Adds to the copy counters of the statistics. Thread-safe. */
+/* Adds to the copy counters of the statistics. */
 void sg__exec_count_copies(sg_exec *exec, uint64_t staged, uint64_t registered);
 
-const struct sg__schedule *sg__exec_schedule(const sg_exec *exec);
+/* The state `ops` made for `exec`, or NULL when `exec` runs on another
+ * backend (for a backend's own diagnostics entry points). */
+void *sg__exec_backend_state(const sg_exec *exec, const sg__backend_ops *ops);
 
 /* A backend is about to run user code for `exec` on this thread (a host
  * node, a kernel's or stream function's host twin): until the matching end,
@@ -96,8 +113,14 @@ const struct sg__schedule *sg__exec_schedule(const sg_exec *exec);
 const sg_exec *sg__exec_callback_begin(const sg_exec *exec);
 void sg__exec_callback_end(const sg_exec *previous);
 
-/* The backends, chosen by sg_exec_create: the host backend (src/host), and
- * the CUDA backend (src/cuda; NULL in a build without CUDA). */
+/* ---- the backends ------------------------------------------------------- */
+
+/* The backend for `backend` (SG_BACKEND_HOST or SG_BACKEND_CUDA, resolved);
+ * NULL for CUDA in a build without it. */
+const sg__backend_ops *sg__backend_for(sg_backend backend);
+
+/* Each backend's table, defined in its folder: src/host, and src/cuda
+ * (NULL in a build without CUDA: src/cuda/no_cuda.c). */
 const sg__backend_ops *sg__host_backend(void);
 const sg__backend_ops *sg__cuda_backend(void);
 

@@ -11,8 +11,8 @@
 #include "core/node_memory.h"
 #include "core/nvtx.h"
 #include "core/sys.h"
-#include "exec/backend.h"
 #include "exec/exec.h"
+#include "exec/exec_internal.h"
 #include "exec/trace.h"
 #include "plan/plan.h"
 
@@ -48,7 +48,7 @@ static sg_status pick_backend(sg_exec_options *o, const char *fn) {
   sg_status st = sg__backend_resolve(o->backend, fn, &o->backend);
   if (st) return st;
   if (o->backend == SG_BACKEND_HOST) return SG_OK;
-  if (!sg__cuda_backend())
+  if (!sg__backend_for(SG_BACKEND_CUDA))
     return sg__fail(SG_ERR_BACKEND_UNAVAILABLE,
                     "%s: the CUDA backend was asked for, but this build has no CUDA support", fn);
   int devices = sg__device_count();
@@ -59,6 +59,17 @@ static sg_status pick_backend(sg_exec_options *o, const char *fn) {
     return sg__fail(SG_ERR_BACKEND_UNAVAILABLE, "%s: device %d asked for; %d device(s) present",
                     fn, o->device, devices);
   return SG_OK;
+}
+
+const sg__backend_ops *sg__backend_for(sg_backend backend) {
+  return backend == SG_BACKEND_HOST ? sg__host_backend() : sg__cuda_backend();
+}
+
+sg_status sg__exec_backend_create(sg_exec *exec, const sg__snapshot *snap, const sg_plan *plan,
+                                  struct sg__trace *trace, const char *fn, void **state) {
+  sg__backend_args args = {exec,    &exec->options, snap->nodes, snap->node_count,
+                           sg__plan_schedule(plan), trace, fn};
+  return exec->ops->create(&args, state);
 }
 
 /* Snapshot, check and plan `graph` into *snap / *plan (both freed on failure). */
@@ -91,7 +102,7 @@ sg_status sg_exec_create(const sg_graph *graph, const sg_exec_options *opts, sg_
   sg_exec *e = sg__calloc(1, sizeof *e);
   if (!e) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", __func__);
   e->options = o;
-  e->ops = o.backend == SG_BACKEND_HOST ? sg__host_backend() : sg__cuda_backend();
+  e->ops = sg__backend_for(o.backend);
   e->update_serial = graph->serial;
   e->next_label = SG__TRACE_NO_LABEL;
   e->dump = dump;
@@ -112,14 +123,15 @@ sg_status sg_exec_create(const sg_graph *graph, const sg_exec_options *opts, sg_
   if (o.trace &&
       (st = sg__trace_new(e->snap.node_count, o.trace_launches, __func__, &e->trace)))
     goto fail_plan;
-  if ((st = e->ops->create(e, __func__))) goto fail_plan;
+  if ((st = sg__exec_backend_create(e, &e->snap, e->plan, e->trace, __func__, &e->state)))
+    goto fail_plan;
   if ((st = sg__handle_register(e, SG__HANDLE_EXEC))) goto fail_backend;
   *out = e;
   if (ranges) sg__nvtx_pop();
   return SG_OK;
 
 fail_backend:
-  e->ops->destroy(e);
+  e->ops->destroy(e->state);
 fail_plan:
   sg__trace_free(e->trace);
   sg__snapshot_release_memory(&e->snap); /* releases only what was held */
@@ -136,9 +148,9 @@ sg_status sg_exec_destroy(sg_exec *exec) {
   sg_status st = sg__exec_enter(exec, __func__);
   if (st) return st;
   sg__handle_unregister(exec);
-  exec->ops->wait(exec);
+  exec->ops->wait(exec->state);
   if (exec->dump) sg__exec_dump(exec);
-  exec->ops->destroy(exec);
+  exec->ops->destroy(exec->state);
   sg__trace_free(exec->trace);
   sg__snapshot_release_memory(&exec->snap); /* nothing runs now: sg_mem_free may free them */
   sg__plan_free(exec->plan);
@@ -191,8 +203,8 @@ static sg_status report_failure(sg_exec *exec) {
   return st;
 }
 
-const struct sg__schedule *sg__exec_schedule(const sg_exec *exec) {
-  return sg__plan_schedule(exec->plan);
+void *sg__exec_backend_state(const sg_exec *exec, const sg__backend_ops *ops) {
+  return exec && exec->ops == ops ? exec->state : NULL;
 }
 
 /* ---- entering a call ----------------------------------------------------- */
@@ -265,10 +277,10 @@ static sg_status launch(sg_exec *exec, void *cuda_stream, const char *fn) {
   if (sg__nvtx_active()) {
     char title[SG__LABEL_BYTES + 16];
     sg__nvtx_push(SG__NVTX_LAUNCH, "launch %s", sg__exec_title(exec, title, sizeof title));
-    st = exec->ops->launch(exec, cuda_stream, number);
+    st = exec->ops->launch(exec->state, cuda_stream, number);
     sg__nvtx_pop();
   } else {
-    st = exec->ops->launch(exec, cuda_stream, number);
+    st = exec->ops->launch(exec->state, cuda_stream, number);
   }
   if (st) return st;
   exec->launched = number;
@@ -289,7 +301,7 @@ sg_status sg_exec_launch(sg_exec *exec, void *cuda_stream) {
 sg_status sg_exec_wait(sg_exec *exec) {
   sg_status st = sg__exec_enter(exec, __func__);
   if (st) return st;
-  st = exec->ops->wait(exec);
+  st = exec->ops->wait(exec->state);
   sg_status failure = report_failure(exec);
   sg__exec_leave(exec);
   return failure ? failure : st;
@@ -298,13 +310,25 @@ sg_status sg_exec_wait(sg_exec *exec) {
 sg_status sg_exec_query(sg_exec *exec) {
   sg_status st = sg__exec_enter(exec, __func__);
   if (st) return st;
-  st = exec->ops->query(exec);
+  st = exec->ops->query(exec->state);
   if (st != SG_NOT_READY) {
     sg_status failure = report_failure(exec);
     if (failure) st = failure;
   }
   sg__exec_leave(exec);
   return st;
+}
+
+/* ---- nodes ------------------------------------------------------------- */
+
+sg_status sg__exec_resolve(const sg_exec *exec, sg_node node, const char *fn, uint32_t *index) {
+  uint32_t serial = (uint32_t)(node.opaque >> 32);
+  if (serial != exec->snap.graph_serial) serial = exec->update_serial;
+  return sg__node_resolve(node, serial, exec->snap.node_count, fn, "node", index);
+}
+
+const sg__node *sg__exec_node(const sg_exec *exec, uint32_t index) {
+  return &exec->snap.nodes[index];
 }
 
 /* ---- inspection -------------------------------------------------------- */

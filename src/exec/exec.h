@@ -9,6 +9,7 @@
 
 #include "streamgraph/exec.h"
 
+struct sg__node;         /* core/node.h (not included: C++ tests include this header) */
 struct sg__trace_source; /* exec/trace_json.h */
 
 /* The stream limit an executable or plan gets when the caller gives none:
@@ -30,6 +31,15 @@ sg_status sg__exec_enter(sg_exec *exec, const char *fn);
 void sg__exec_leave(sg_exec *exec);
 sg_status sg__exec_enter_shared(const sg_exec *exec, const char *fn);
 void sg__exec_leave_shared(const sg_exec *exec);
+
+/* The index of the node a handle names in `exec` (exec checked by the
+ * caller): a handle of the graph the executable was made from, or of the
+ * graph last given to sg_exec_update, as sg_exec_set_* accepts them.
+ * SG_ERR_FOREIGN_NODE or SG_ERR_INVALID_ARGUMENT with a message naming `fn`. */
+sg_status sg__exec_resolve(const sg_exec *exec, sg_node node, const char *fn, uint32_t *index);
+/* Node `index` (< the node count) as the executable has it now: valid until
+ * the next sg_exec_set_* or sg_exec_update. */
+const struct sg__node *sg__exec_node(const sg_exec *exec, uint32_t index);
 
 /* ---- tracing (exec_trace.c, exec_dump.c) ---------------------------------- */
 

@@ -10,7 +10,7 @@
 
 #include "core/sys.h"
 #include "exec/exec.h"
-#include "exec/backend.h"
+#include "exec/exec_internal.h"
 #include "exec/trace_json.h"
 #include "plan/plan.h"
 

@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "core/sys.h"
-#include "exec/backend.h"
 #include "exec/exec.h"
+#include "exec/exec_internal.h"
 #include "exec/trace_json.h"
 #include "plan/plan.h"
 #include "plan/schedule.h"
@@ -21,7 +21,7 @@ static sg_status traced(sg_exec *exec, const char *fn) {
     return sg__fail(SG_ERR_INVALID_ARGUMENT,
                     "%s: the executable was created without `trace` (sg_exec_options.trace)",
                     fn);
-  exec->ops->wait(exec);
+  exec->ops->wait(exec->state);
   sg_status st = sg__plan_complete(exec->plan);
   return st ? sg__plan_prefix_failure(st, fn) : SG_OK;
 }
@@ -32,7 +32,7 @@ static sg_status read_records(sg_exec *exec, uint64_t launch, sg_trace_record *r
     return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn, count ? "records" : "count");
   sg_status st = traced(exec, fn);
   if (st) return st;
-  const sg__schedule *s = sg__exec_schedule(exec);
+  const sg__schedule *s = sg__plan_schedule(exec->plan);
   size_t n = s->node_count ? s->node_count : 1;
   uint64_t *start = sg__calloc(n, sizeof *start), *end = sg__calloc(n, sizeof *end);
   if (!start || !end) {
@@ -100,7 +100,7 @@ sg_status sg__exec_trace_source(sg_exec *exec, const char *title, sg__trace_sour
                                 const char *fn) {
   sg_status st = traced(exec, fn);
   if (st) return st;
-  *out = (sg__trace_source){title, exec->trace, sg__exec_schedule(exec), exec->snap.nodes};
+  *out = (sg__trace_source){title, exec->trace, sg__plan_schedule(exec->plan), exec->snap.nodes};
   return SG_OK;
 }
 

@@ -8,8 +8,8 @@
 #include "core/node_memory.h"
 #include "core/nvtx.h"
 #include "core/sys.h"
-#include "exec/backend.h"
 #include "exec/exec.h"
+#include "exec/exec_internal.h"
 #include "exec/trace.h"
 #include "plan/plan.h"
 
@@ -19,9 +19,7 @@
  * fails: this is the path of every per-batch parameter change. */
 static sg_status exec_target(sg_exec *exec, sg_node node, sg__node_kind kind, const char *fn,
                              uint32_t *index) {
-  uint32_t serial = (uint32_t)(node.opaque >> 32);
-  if (serial != exec->snap.graph_serial) serial = exec->update_serial;
-  sg_status st = sg__node_resolve(node, serial, exec->snap.node_count, fn, "node", index);
+  sg_status st = sg__exec_resolve(exec, node, fn, index);
   if (st) return st;
   const sg__node *n = &exec->snap.nodes[*index];
   char label[SG__LABEL_BYTES];
@@ -45,10 +43,10 @@ static sg_status apply(sg_exec *exec, uint32_t index, sg__node *fresh, const cha
     char title[SG__LABEL_BYTES + 16], label[SG__LABEL_BYTES];
     sg__nvtx_push(SG__NVTX_UPDATE, "update %s node %s", sg__exec_title(exec, title, sizeof title),
                   sg__node_label(&exec->snap.nodes[index], index, label));
-    st = exec->ops->update_node(exec, index, fresh, &in_place);
+    st = exec->ops->update_node(exec->state, index, fresh, &in_place);
     sg__nvtx_pop();
   } else {
-    st = exec->ops->update_node(exec, index, fresh, &in_place);
+    st = exec->ops->update_node(exec->state, index, fresh, &in_place);
   }
   if (st) {
     sg__node_release_memory(fresh);
@@ -70,36 +68,78 @@ static void discard(sg_exec *exec, sg__node *fresh) {
   sg__node_free(fresh);
 }
 
-#define SET_EXEC_NODE(fn_name, desc_type, build, kind)                                       \
-  sg_status fn_name(sg_exec *exec, sg_node node, const desc_type *desc) {                   \
-    sg_status st = sg__exec_enter(exec, #fn_name);                                          \
-    if (st) return st;                                                                      \
-    uint32_t index;                                                                         \
-    st = exec_target(exec, node, kind, #fn_name, &index);                                   \
-    if (!st) {                                                                              \
-      sg__where where = {#fn_name, NULL, NULL, &exec->snap.nodes[index], index};            \
-      sg__node fresh;                                                                       \
-      if (!(st = build)) {                                                                  \
-        st = apply(exec, index, &fresh, #fn_name);                                          \
-        discard(exec, &fresh);                                                              \
-      }                                                                                     \
-    }                                                                                       \
-    sg__exec_leave(exec);                                                                   \
-    return st;                                                                              \
+sg_status sg_exec_set_kernel(sg_exec *exec, sg_node node, const sg_kernel_desc *desc) {
+  sg_status st = sg__exec_enter(exec, __func__);
+  if (st) return st;
+  uint32_t index;
+  st = exec_target(exec, node, SG__NODE_KERNEL, __func__, &index);
+  if (!st) {
+    sg__where where = {__func__, NULL, NULL, &exec->snap.nodes[index], index};
+    sg__node fresh;
+      /* The argument block of the update before is reused: a stream of
+       * kernel updates allocates nothing. */
+    if (!(st = sg__node_from_kernel_reusing(desc, &where, &exec->arg_spare, &fresh))) {
+      st = apply(exec, index, &fresh, __func__);
+      discard(exec, &fresh);
+    }
   }
+  sg__exec_leave(exec);
+  return st;
+}
 
-SET_EXEC_NODE(sg_exec_set_kernel, sg_kernel_desc,
-              sg__node_from_kernel_reusing(desc, &where, &exec->arg_spare, &fresh),
-              SG__NODE_KERNEL)
-SET_EXEC_NODE(sg_exec_set_copy, sg_copy_desc, sg__node_from_copy(desc, &where, &fresh),
-              SG__NODE_COPY)
-SET_EXEC_NODE(sg_exec_set_memset, sg_memset_desc, sg__node_from_memset(desc, &where, &fresh),
-              SG__NODE_MEMSET)
-SET_EXEC_NODE(sg_exec_set_host, sg_host_desc, sg__node_from_host(desc, &where, &fresh),
-              SG__NODE_HOST)
+sg_status sg_exec_set_copy(sg_exec *exec, sg_node node, const sg_copy_desc *desc) {
+  sg_status st = sg__exec_enter(exec, __func__);
+  if (st) return st;
+  uint32_t index;
+  st = exec_target(exec, node, SG__NODE_COPY, __func__, &index);
+  if (!st) {
+    sg__where where = {__func__, NULL, NULL, &exec->snap.nodes[index], index};
+    sg__node fresh;
+    if (!(st = sg__node_from_copy(desc, &where, &fresh))) {
+      st = apply(exec, index, &fresh, __func__);
+      discard(exec, &fresh);
+    }
+  }
+  sg__exec_leave(exec);
+  return st;
+}
 
-/* Written out rather than by SET_EXEC_NODE: a refused descriptor must not be
- * released, since the caller still owns its user data. */
+sg_status sg_exec_set_memset(sg_exec *exec, sg_node node, const sg_memset_desc *desc) {
+  sg_status st = sg__exec_enter(exec, __func__);
+  if (st) return st;
+  uint32_t index;
+  st = exec_target(exec, node, SG__NODE_MEMSET, __func__, &index);
+  if (!st) {
+    sg__where where = {__func__, NULL, NULL, &exec->snap.nodes[index], index};
+    sg__node fresh;
+    if (!(st = sg__node_from_memset(desc, &where, &fresh))) {
+      st = apply(exec, index, &fresh, __func__);
+      discard(exec, &fresh);
+    }
+  }
+  sg__exec_leave(exec);
+  return st;
+}
+
+sg_status sg_exec_set_host(sg_exec *exec, sg_node node, const sg_host_desc *desc) {
+  sg_status st = sg__exec_enter(exec, __func__);
+  if (st) return st;
+  uint32_t index;
+  st = exec_target(exec, node, SG__NODE_HOST, __func__, &index);
+  if (!st) {
+    sg__where where = {__func__, NULL, NULL, &exec->snap.nodes[index], index};
+    sg__node fresh;
+    if (!(st = sg__node_from_host(desc, &where, &fresh))) {
+      st = apply(exec, index, &fresh, __func__);
+      discard(exec, &fresh);
+    }
+  }
+  sg__exec_leave(exec);
+  return st;
+}
+
+/* A refused descriptor must not be released: the caller still owns its
+ * user data. */
 sg_status sg_exec_set_stream_fn(sg_exec *exec, sg_node node, const sg_stream_fn_desc *desc) {
   sg_status st = sg__exec_enter(exec, __func__);
   if (st) return st;
@@ -155,46 +195,29 @@ static sg_status rebuild(sg_exec *exec, sg__snapshot *fresh, const char *fn) {
     sg__plan_free(plan);
     return st;
   }
-  exec->ops->wait(exec); /* nothing of the old state runs while the new one is made */
+  exec->ops->wait(exec->state); /* nothing of the old state runs while the new one is made */
   if (exec->dump) sg__exec_dump(exec); /* what the old topology ran */
-  const sg__snapshot old_snap = exec->snap;
-  sg_plan *const old_plan = exec->plan;
-  void *const old_backend = exec->backend;
-  sg__trace *const old_trace = exec->trace;
-  /* A backend builds from exec->snap and exec->plan, into exec->backend
-   * (and times launches into exec->trace). */
-  exec->snap = *fresh;
-  exec->plan = plan;
-  exec->backend = NULL;
-  exec->trace = trace;
-  st = exec->ops->create(exec, fn);
+  void *state = NULL;
+  st = sg__exec_backend_create(exec, fresh, plan, trace, fn, &state);
   if (st) {
-    exec->snap = old_snap;
-    exec->plan = old_plan;
-    exec->backend = old_backend;
-    exec->trace = old_trace;
     sg__trace_free(trace);
     sg__snapshot_release_memory(fresh);
     sg__plan_free(plan); /* `fresh` stays the caller's */
     return st;
   }
-  void *const new_backend = exec->backend;
-  memset(fresh, 0, sizeof *fresh); /* moved into the executable */
-  /* The old state is destroyed with the snapshot and plan it was built for. */
-  const sg__snapshot new_snap = exec->snap;
-  exec->snap = old_snap;
-  exec->plan = old_plan;
-  exec->backend = old_backend;
-  exec->trace = old_trace;
-  exec->ops->destroy(exec);
-  sg__trace_free(old_trace);
+  /* The old state goes with the snapshot and plan it was built for; the
+   * new one keeps pointing at `fresh`'s nodes, moved into the executable,
+   * and times its launches into the new trace. */
+  exec->ops->destroy(exec->state);
+  sg__trace_free(exec->trace);
   exec->trace = trace;
   sg__snapshot_release_memory(&exec->snap);
-  sg__plan_free(old_plan);
+  sg__plan_free(exec->plan);
   sg__snapshot_free(&exec->snap);
-  exec->snap = new_snap;
+  exec->snap = *fresh;
+  memset(fresh, 0, sizeof *fresh);
   exec->plan = plan;
-  exec->backend = new_backend;
+  exec->state = state;
   sg__mutex_lock(&exec->lock);
   exec->stats.rebuilds++;
   sg__mutex_unlock(&exec->lock);

@@ -23,8 +23,10 @@
 #include "exec/trace.h"
 #include "host/host_nodes.h"
 #include "host/host_pool.h"
+#include "host/host_stage_mem.h"
 #include "host/host_staging.h"
 #include "plan/schedule.h"
+#include "staging/staging.h"
 
 typedef struct host_backend host_backend;
 
@@ -55,7 +57,8 @@ static gate *pending_gates;
 static uint64_t last_gate_id;
 
 struct host_backend {
-  sg_exec *exec;
+  sg_exec *exec;              /* for failure reports only */
+  const sg__node *nodes;      /* the executable's, read at each run */
   const sg__schedule *schedule;
   stream_task *tasks;         /* one per stream */
   sg__host_task **task_list;  /* the same, as the pool takes them */
@@ -75,7 +78,7 @@ struct host_backend {
   gate *gates, *gates_tail;   /* launches after a caller's stream, not started yet */
   sg__device_link *link;      /* made on the first launch with a stream */
   uint32_t link_offset;       /* the flag says "launch c is over" as link_offset + c */
-  struct sg__staging *staging; /* staging (src/staging): NULL unless the policy stages */
+  sg__staging *staging;       /* NULL unless the policy stages */
 };
 
 /* Runs the nodes of `stream` for launch `launch` (lock not held). */
@@ -95,13 +98,14 @@ static void run_stream(host_backend *b, uint32_t stream, uint64_t launch) {
     if (!sg__exec_has_failed(exec)) {
       if (b->start_ns) b->start_ns[n] = sg__now_ns() - b->launch_start_ns;
       char message[SG_ERROR_MESSAGE_BYTES];
-      /* staging: a candidate copy goes through the pinned ring or the cache */
       /* User code (host nodes, host twins) may not call back into its own
        * executable to wait for this launch (exec/backend.h). */
       const sg_exec *outer = sg__exec_callback_begin(exec);
+      /* A candidate copy goes through the pinned ring or the cache. */
       sg_status st = sg__staging_candidate(b->staging, n)
-                         ? sg__staging_host_run(b->staging, n, message, sizeof message)
-                         : sg__host_run_node(&exec->snap.nodes[n], n, message, sizeof message);
+                         ? sg__host_staged_run(b->staging, n, &b->nodes[n], exec, message,
+                                               sizeof message)
+                         : sg__host_run_node(&b->nodes[n], n, message, sizeof message);
       sg__exec_callback_end(outer);
       if (b->end_ns) b->end_ns[n] = sg__now_ns() - b->launch_start_ns;
       if (st) sg__exec_fail(exec, st, "launch %llu: %s", (unsigned long long)launch, message);
@@ -206,7 +210,7 @@ static void force_gates_open(host_backend *b) {
 }
 
 static void free_backend(host_backend *b) {
-  sg__staging_destroy(b->staging); /* staging: nothing in flight */
+  sg__staging_destroy(b->staging); /* nothing in flight */
   sg__device_link_free(b->link);
   sg__free(b->tasks);
   sg__free(b->task_list);
@@ -216,8 +220,8 @@ static void free_backend(host_backend *b) {
   sg__free(b);
 }
 
-static void host_destroy(sg_exec *exec) {
-  host_backend *b = exec->backend;
+static void host_destroy(void *state) {
+  host_backend *b = state;
   if (!b) return;
   /* Called idle (every launch completed, so every gate opened). The last
    * task may still be leaving the lock: wait until it has let go. */
@@ -229,28 +233,46 @@ static void host_destroy(sg_exec *exec) {
   sg__cond_destroy(&b->changed);
   sg__mutex_destroy(&b->lock);
   free_backend(b);
-  exec->backend = NULL;
 }
 
-static sg_status host_create(sg_exec *exec, const char *fn) {
-  for (uint32_t i = 0; i < exec->snap.node_count; i++) {
-    sg_status st = sg__host_check_node(&exec->snap.nodes[i], i, fn);
+/* Graph mode takes its rings now, streams mode at each run. */
+static sg_status staging_create(host_backend *b, const sg__backend_args *args, const char *fn) {
+  const sg_exec_options *o = args->options;
+  sg_status st =
+      sg__staging_create(&o->staging, &sg__host_stage_mem, o->device, o->mode == SG_MODE_GRAPH,
+                         args->node_count, args->trace, fn, &b->staging);
+  for (uint32_t i = 0; !st && b->staging && i < args->node_count; i++) {
+    const sg__node *n = &args->nodes[i];
+    if (n->kind != SG__NODE_COPY) continue;
+    sg__stage_dir dir = sg__staging_classify(b->staging->mem, &n->u.copy);
+    char where[SG__STAGING_LABEL_BYTES + 64], label[SG__STAGING_LABEL_BYTES];
+    if (dir) sg__format(where, sizeof where, "%s: %s", fn, sg__staging_label(n, i, label));
+    st = sg__staging_add(b->staging, i, n->name, &n->u.copy, dir, dir ? where : fn);
+  }
+  return st;
+}
+
+static sg_status host_create(const sg__backend_args *args, void **state) {
+  const char *fn = args->fn;
+  for (uint32_t i = 0; i < args->node_count; i++) {
+    sg_status st = sg__host_check_node(&args->nodes[i], i, fn);
     if (st) return st;
   }
-  const sg__schedule *s = sg__exec_schedule(exec);
+  const sg__schedule *s = args->schedule;
   uint32_t streams = s->stream_count ? s->stream_count : 1;
   sg_status st = sg__host_pool_reserve(s->stream_count, fn);
   if (st) return st;
   host_backend *b = sg__calloc(1, sizeof *b);
   if (!b) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
-  b->exec = exec;
+  b->exec = args->exec;
+  b->nodes = args->nodes;
   b->schedule = s;
   atomic_init(&b->tasks_out, 0);
   b->tasks = sg__calloc(streams, sizeof *b->tasks);
   b->task_list = sg__calloc(streams, sizeof *b->task_list);
   b->event_launch = sg__calloc(s->event_count ? s->event_count : 1, sizeof *b->event_launch);
   int oom = !b->tasks || !b->task_list || !b->event_launch;
-  b->trace = exec->trace;
+  b->trace = args->trace;
   if (!oom && b->trace) {
     b->start_ns = sg__calloc(s->node_count ? s->node_count : 1, sizeof *b->start_ns);
     b->end_ns = sg__calloc(s->node_count ? s->node_count : 1, sizeof *b->end_ns);
@@ -264,9 +286,7 @@ static sg_status host_create(sg_exec *exec, const char *fn) {
     b->tasks[i] = (stream_task){{run_task, NULL}, b, i, 0};
     b->task_list[i] = &b->tasks[i].task;
   }
-  /* staging: graph mode takes its rings now, streams mode at each run */
-  sg_status staging_st =
-      sg__staging_create(exec, exec->options.mode == SG_MODE_GRAPH, fn, &b->staging);
+  sg_status staging_st = staging_create(b, args, fn);
   if (staging_st) {
     free_backend(b);
     return staging_st;
@@ -280,7 +300,7 @@ static sg_status host_create(sg_exec *exec, const char *fn) {
     free_backend(b);
     return sg__fail(SG_ERR_SYSTEM, "%s: cannot create a condition variable", fn);
   }
-  exec->backend = b;
+  *state = b;
   return SG_OK;
 }
 
@@ -343,8 +363,8 @@ static sg_status launch_after_stream(host_backend *b, void *cuda_stream) {
   return st;
 }
 
-static sg_status host_launch(sg_exec *exec, void *cuda_stream, uint64_t number) {
-  host_backend *b = exec->backend;
+static sg_status host_launch(void *state, void *cuda_stream, uint64_t number) {
+  host_backend *b = state;
   sg__mutex_lock(&b->lock);
   b->number_offset = number - (b->launched + 1);
   sg__mutex_unlock(&b->lock);
@@ -371,9 +391,8 @@ static void check_gates(host_backend *b, const char *fn) {
   sg__mutex_lock(&b->lock);
 }
 
-static sg_status host_wait(sg_exec *exec) {
-  host_backend *b = exec->backend;
-  if (!b) return SG_OK;
+static sg_status host_wait(void *state) {
+  host_backend *b = state;
   sg__mutex_lock(&b->lock);
   while (b->completed < b->launched) {
     if (!b->gates) {
@@ -386,8 +405,8 @@ static sg_status host_wait(sg_exec *exec) {
   return SG_OK;
 }
 
-static sg_status host_query(sg_exec *exec) {
-  host_backend *b = exec->backend;
+static sg_status host_query(void *state) {
+  host_backend *b = state;
   sg__mutex_lock(&b->lock);
   if (b->completed < b->launched) check_gates(b, "sg_exec_query");
   int busy = b->completed < b->launched;
@@ -397,18 +416,26 @@ static sg_status host_query(sg_exec *exec) {
 
 /* Threads read node parameters while they run, so a change waits until the
  * launches in flight are done; it then applies to the next launch. */
-static sg_status host_update_node(sg_exec *exec, uint32_t index, const sg__node *fresh,
+static sg_status host_update_node(void *state, uint32_t index, const sg__node *fresh,
                                   int *in_place) {
+  host_backend *b = state;
   sg_status st = sg__host_check_node(fresh, index, "sg_exec_set");
   if (st) return st;
-  host_wait(exec);
+  host_wait(b);
   *in_place = 0;
-  /* staging: re-decide the copy's route (graph mode: its ring) */
-  return sg__staging_update_node(((host_backend *)exec->backend)->staging, index, fresh);
+  if (!b->staging || fresh->kind != SG__NODE_COPY) return SG_OK;
+  /* The copy's route is decided again (graph mode: its ring); nothing runs,
+   * so its other states can go. */
+  char where[SG__STAGING_LABEL_BYTES + 64], label[SG__STAGING_LABEL_BYTES];
+  sg__format(where, sizeof where, "sg_exec_set_copy: %s",
+             sg__staging_label(&b->nodes[index], index, label));
+  return sg__staging_update(b->staging, index, b->nodes[index].name, &fresh->u.copy,
+                            sg__staging_classify(b->staging->mem, &fresh->u.copy), 1, where);
 }
 
 static const sg__backend_ops host_ops = {
     .name = "host",
+    .stage_mem = &sg__host_stage_mem,
     .create = host_create,
     .destroy = host_destroy,
     .launch = host_launch,

@@ -71,11 +71,12 @@ static sg_status run_memops(sg__stage_run *run, const char *label, char *message
   return r.status;
 }
 
-sg_status sg__staging_host_run(sg__staging *st, uint32_t index, char *message, size_t cap) {
+sg_status sg__host_staged_run(sg__staging *st, uint32_t index, const sg__node *node,
+                              sg_exec *exec, char *message, size_t cap) {
   sg__staged_node *sn = &st->nodes[index];
-  const sg__copy *c = &st->exec->snap.nodes[index].u.copy;
-  char label[SG__LABEL_BYTES + 16];
-  sg__staging_label(st, index, label);
+  const sg__copy *c = &node->u.copy;
+  char label[SG__STAGING_LABEL_BYTES];
+  sg__staging_label(node, index, label);
   sg__copy_route route = SG__ROUTE_DIRECT;
   sg__stage_run *run = NULL;
   sg_status s = SG_OK;
@@ -86,7 +87,7 @@ sg_status sg__staging_host_run(sg__staging *st, uint32_t index, char *message, s
       run = p->run;
     }
   } else {
-    s = sg__staging_route(st, index, label, &route);
+    s = sg__staging_route(st, index, c, label, &route);
     if (!s && route == SG__ROUTE_STAGE) {
       void *host, *device;
       sg__staging_sides(c, sn->dir, &host, &device);
@@ -97,7 +98,7 @@ sg_status sg__staging_host_run(sg__staging *st, uint32_t index, char *message, s
         sg__stage_run_free(run);
         run = NULL;
       }
-      if (!s) sg__staging_trace_run(st, run, index);
+      if (!s) sg__staging_trace_run(st, run, index, node->name);
     }
   }
   if (s) {
@@ -114,6 +115,7 @@ sg_status sg__staging_host_run(sg__staging *st, uint32_t index, char *message, s
     memcpy(c->dst, c->src, c->bytes);
     if (route == SG__ROUTE_REGISTERED && !st->persistent) sg__reg_use_end(sn->reg, NULL, label);
   }
-  sg__staging_count(st, route);
+  if (route != SG__ROUTE_DIRECT)
+    sg__exec_count_copies(exec, route == SG__ROUTE_STAGE, route == SG__ROUTE_REGISTERED);
   return SG_OK;
 }

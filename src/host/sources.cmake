@@ -2,5 +2,6 @@
 list(APPEND SG_C_SOURCES
   host/host_nodes.c
   host/host_pool.c
+  host/host_stage_mem.c
   host/host_staging.c
   host/host_exec.c)

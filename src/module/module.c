@@ -193,7 +193,7 @@ sg_status sg_module_create_from_file(const char *path, const sg_module_options *
   opts = options_or_default(opts, &def);
   sg_status st = check_image_args(path, opts, out, __func__);
   if (st) return st;
-  FILE *f = sg__fault_hit(SG_FAULT_SYSTEM) ? NULL : fopen(path, "rb");
+  FILE *f = sg__fault_point(SG_FAULT_SYSTEM, "fopen") ? NULL : fopen(path, "rb");
   if (!f)
     return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: cannot open '%s'", __func__, path);
   unsigned char *data = NULL;

@@ -166,7 +166,7 @@ int sg__cache_dir(const sg_module_options *opts, char *dir, size_t cap) {
   }
   if (n <= 0 || (size_t)n >= cap) return -1;
   while (n > 1 && dir[n - 1] == '/') dir[--n] = '\0';
-  if (sg__fault_hit(SG_FAULT_SYSTEM)) return -1;
+  if (sg__fault_point(SG_FAULT_SYSTEM, "mkdir")) return -1;
   return make_dirs(dir) == 0 ? 1 : -1;
 }
 
@@ -333,7 +333,7 @@ int sg__cache_store(const char *dir, const sg__cache_key *key, const sg__compile
   put_u64(&b, c->image_bytes);
   put(&b, c->image, c->image_bytes);
   if (!b.failed) put_u64(&b, fnv1a(b.p, b.size, 0xcbf29ce484222325ull));
-  if (b.failed || sg__fault_hit(SG_FAULT_SYSTEM)) {
+  if (b.failed || sg__fault_point(SG_FAULT_SYSTEM, "write")) {
     sg__free(b.p);
     return -1;
   }

@@ -12,9 +12,9 @@
 #include <string.h>
 
 #include "core/handles.h"
-#include "core/snapshot.h"
+#include "core/node.h"
 #include "core/sys.h"
-#include "exec/backend.h"
+#include "exec/exec.h"
 #include "pipeline/pipeline_internal.h"
 
 static const char *bind_kind_name(sg_pipeline_bind_kind kind) {
@@ -36,15 +36,6 @@ static sg__node_kind node_kind_of(sg_pipeline_bind_kind kind) {
   }
 }
 
-/* The index of the node a bind names in the executable (handles of the graph
- * the executable was made from, or of the graph last given to
- * sg_exec_update, as sg_exec_set_* accepts them). */
-static sg_status resolve(const sg_exec *exec, sg_node node, const char *where, uint32_t *index) {
-  uint32_t serial = (uint32_t)(node.opaque >> 32);
-  if (serial != exec->snap.graph_serial) serial = exec->update_serial;
-  return sg__node_resolve(node, serial, exec->snap.node_count, where, "node", index);
-}
-
 /* Checks everything that can be checked before any update is made, so a bad
  * bind leaves the instance untouched. */
 static sg_status check_bind(const sg_exec *exec, const sg_pipeline_bind *b, const char *where,
@@ -52,9 +43,9 @@ static sg_status check_bind(const sg_exec *exec, const sg_pipeline_bind *b, cons
   if (b->kind < SG_BIND_COPY_SRC || b->kind > SG_BIND_HOST_DATA)
     return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: kind %d is not an sg_pipeline_bind_kind",
                     where, (int)b->kind);
-  sg_status st = resolve(exec, b->node, where, index);
+  sg_status st = sg__exec_resolve(exec, b->node, where, index);
   if (st) return st;
-  const sg__node *n = &exec->snap.nodes[*index];
+  const sg__node *n = sg__exec_node(exec, *index);
   char label[SG__LABEL_BYTES];
   sg__node_label(n, *index, label);
   if (n->kind != node_kind_of(b->kind))
@@ -81,7 +72,7 @@ static sg_status check_bind(const sg_exec *exec, const sg_pipeline_bind *b, cons
 static sg_status apply_node(sg_exec *exec, const sg_pipeline_bind *binds, size_t count,
                             size_t first, const uint32_t *indices) {
   uint32_t index = indices[first];
-  const sg__node *n = &exec->snap.nodes[index];
+  const sg__node *n = sg__exec_node(exec, index);
   sg_node node = binds[first].node;
   switch (n->kind) {
     case SG__NODE_COPY: {

@@ -1,6 +1,6 @@
 /* Internal: which way a candidate copy (pageable host memory on one side,
- * memory the device reaches on the other) may go, by policy, backend and
- * regime. The routes:
+ * memory the device reaches on the other) may go, by policy, the backend's
+ * kind of DMA and regime. The routes:
  *  - DIRECT: the driver's own pageable path (a memcpy on the host backend);
  *  - STAGE: a ring of pinned chunks (stage_run.h);
  *  - REGISTERED: the buffer pinned in place (regcache.h).
@@ -30,8 +30,10 @@ typedef enum sg__copy_route {
 
 /* The route of a candidate of `bytes` that does not go through a
  * registration (none exists, or the policy asks for none): DIRECT or STAGE.
- * `into_graph`: the copy is built into a CUDA graph (graph mode). */
-sg__copy_route sg__staging_fallback(sg_staging_policy policy, int on_cuda, int into_graph,
+ * `dma`: the backend's DMA runs asynchronously to the host (CUDA;
+ * sg__stage_mem.dma). `into_graph`: the copy is built into a graph (graph
+ * mode). */
+sg__copy_route sg__staging_fallback(sg_staging_policy policy, int dma, int into_graph,
                                     size_t bytes, size_t auto_min_bytes);
 
 /* 1 if a candidate of `bytes` may register its buffer now: REGISTER always,

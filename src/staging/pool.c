@@ -17,9 +17,10 @@
 #include "core/handles.h"
 #include "core/memory_table.h"
 #include "core/sys.h"
-#include "staging/pinned_mem.h"
+#include "exec/backend.h"
 #include "staging/pool.h"
 #include "staging/stage_conductor.h"
+#include "staging/stage_mem.h"
 
 #define PAGE ((size_t)4096)
 #define DEFAULT_SLAB_BYTES ((size_t)64 << 20)
@@ -40,8 +41,8 @@ typedef struct slab {
 } slab;
 
 struct sg_pinned_pool {
-  sg_pinned_pool_options o; /* resolved: every number set */
-  int on_cuda;
+  sg_pinned_pool_options o; /* resolved: every number set, backend CUDA or HOST */
+  const sg__stage_mem *mem; /* the backend's memory: where slabs come from */
   int is_default;
   pthread_mutex_t lock;
   pthread_cond_t changed;   /* a block came back, a slab arrived, the queue moved */
@@ -70,7 +71,7 @@ static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
 static void slab_free(const sg_pinned_pool *pool, slab *s) {
   if (!s) return;
-  sg__pinned_free(pool->on_cuda, s->base);
+  if (s->base) pool->mem->slab_free(s->base);
   sg__free(s->blocks);
   sg__free(s);
 }
@@ -87,7 +88,7 @@ static sg_status slab_new(const sg_pinned_pool *pool, size_t bytes, const char *
     return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", where);
   }
   void *base = NULL;
-  sg_status st = sg__pinned_alloc(pool->on_cuda, pool->o.device, bytes, where, &base);
+  sg_status st = pool->mem->slab_alloc(pool->o.device, bytes, where, &base);
   if (st) {
     sg__free(s->blocks);
     sg__free(s);
@@ -333,13 +334,13 @@ sg_status sg__pool_flags_take(sg_pinned_pool *pool, const char *where, void **ou
     /* A new slab, allocated with the lock released (a CUDA call). */
     sg__mutex_unlock(&pool->lock);
     void *base = NULL;
-    sg_status st = sg__pinned_alloc(pool->on_cuda, pool->o.device, FLAG_SLAB_BYTES, where, &base);
+    sg_status st = pool->mem->slab_alloc(pool->o.device, FLAG_SLAB_BYTES, where, &base);
     if (st) return st;
     sg__mutex_lock(&pool->lock);
     void **grown = sg__realloc_array(pool->flag_slabs, pool->flag_slab_count + 1, sizeof *grown);
     if (!grown) {
       sg__mutex_unlock(&pool->lock);
-      sg__pinned_free(pool->on_cuda, base);
+      pool->mem->slab_free(base);
       return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", where);
     }
     pool->flag_slabs = grown;
@@ -366,7 +367,7 @@ void sg__pool_flags_give(sg_pinned_pool *pool, void *flags) {
   sg__mutex_unlock(&pool->lock);
 }
 
-int sg__pool_on_cuda(const sg_pinned_pool *pool) { return pool->on_cuda; }
+const sg__stage_mem *sg__pool_mem(const sg_pinned_pool *pool) { return pool->mem; }
 
 size_t sg__pool_cap(const sg_pinned_pool *pool) { return pool->o.max_bytes; }
 
@@ -420,7 +421,7 @@ static void pool_free(sg_pinned_pool *pool) {
   for (size_t i = 0; i < pool->slab_count; i++) slab_free(pool, pool->slabs[i]);
   sg__free(pool->slabs);
   for (size_t i = 0; i < pool->flag_slab_count; i++)
-    sg__pinned_free(pool->on_cuda, pool->flag_slabs[i]);
+    pool->mem->slab_free(pool->flag_slabs[i]);
   sg__free(pool->flag_slabs);
   sg__workers_destroy(&pool->workers);
   sg__cond_destroy(&pool->changed);
@@ -436,7 +437,7 @@ static sg_status pool_new(const sg_pinned_pool_options *opts, const char *fn,
   sg_pinned_pool *pool = sg__calloc(1, sizeof *pool);
   if (!pool) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
   pool->o = o;
-  pool->on_cuda = o.backend == SG_BACKEND_CUDA;
+  pool->mem = sg__backend_for(o.backend)->stage_mem;
   if (sg__mutex_init(&pool->lock)) {
     sg__free(pool);
     return sg__fail(SG_ERR_SYSTEM, "%s: cannot create a mutex", fn);
@@ -568,7 +569,7 @@ sg_status sg_pinned_pool_get_stats(const sg_pinned_pool *pool, sg_pinned_pool_st
   stats->waits = p->waits;
   stats->exhausted = p->exhausted;
   stats->users = p->users;
-  stats->on_cuda = p->on_cuda;
+  stats->on_cuda = p->o.backend == SG_BACKEND_CUDA;
   sg__mutex_unlock(&p->lock);
   stats->copy_threads = sg__workers_count(&p->workers);
   return SG_OK;

@@ -57,7 +57,8 @@ struct sg__conductor *sg__pool_conductor(sg_pinned_pool *pool);
 #define SG__POOL_FLAG_BYTES ((size_t)512)
 sg_status sg__pool_flags_take(sg_pinned_pool *pool, const char *where, void **out);
 void sg__pool_flags_give(sg_pinned_pool *pool, void *flags);
-int sg__pool_on_cuda(const sg_pinned_pool *pool);
+/* The memory table the pool's slabs come from (its backend's). */
+const struct sg__stage_mem *sg__pool_mem(const sg_pinned_pool *pool);
 /* The cap on the memory the pool holds (its max_bytes, page-rounded). */
 size_t sg__pool_cap(const sg_pinned_pool *pool);
 

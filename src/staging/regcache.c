@@ -1,9 +1,11 @@
-/* The registration cache (regcache.h): one per backing (CUDA, and the host
- * backend's emulation), each an unsorted array of entries under one lock.
- * Caches hold few entries, so linear scans are fine. */
+/* The registration cache (regcache.h): one per backend's memory table
+ * (stage_mem.h; CUDA, and the host backend's emulation), each an unsorted
+ * array of entries under one lock. Caches hold few entries, so linear scans
+ * are fine. */
 #include "staging/regcache.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,7 +13,8 @@
 #include "core/checked.h"
 #include "core/error.h"
 #include "core/sys.h"
-#include "staging/pinned_mem.h"
+#include "exec/backend.h"
+#include "staging/stage_mem.h"
 #include "streamgraph/staging.h"
 
 #define PAGE ((uintptr_t)4096)
@@ -67,7 +70,7 @@ struct cache {
   pthread_mutex_t lock;
   pthread_cond_t direct_done; /* a direct copy ended */
   pthread_cond_t settled;     /* a background registration ended */
-  int on_cuda;
+  _Atomic(const sg__stage_mem *) mem; /* whose cache this is; NULL: a free slot */
   entry **entries;
   size_t count, cap;
   size_t registered_bytes, pending_bytes;
@@ -77,12 +80,39 @@ struct cache {
   unsigned direct_count;
 };
 
-static cache caches[2] = {
-    {.lock = PTHREAD_MUTEX_INITIALIZER, .direct_done = PTHREAD_COND_INITIALIZER,
-     .settled = PTHREAD_COND_INITIALIZER, .on_cuda = 0},
-    {.lock = PTHREAD_MUTEX_INITIALIZER, .direct_done = PTHREAD_COND_INITIALIZER,
-     .settled = PTHREAD_COND_INITIALIZER, .on_cuda = 1},
-};
+/* One slot per memory table; a slot is taken by the first table to ask and
+ * kept for the life of the process (there is one table per backend). */
+#define CACHES 4
+#define CACHE_INIT \
+  {.lock = PTHREAD_MUTEX_INITIALIZER, .direct_done = PTHREAD_COND_INITIALIZER, \
+   .settled = PTHREAD_COND_INITIALIZER}
+static cache caches[CACHES] = {CACHE_INIT, CACHE_INIT, CACHE_INIT, CACHE_INIT};
+
+/* The cache of `mem`: found, or (`make`) taken from a free slot; NULL when
+ * `mem` has none yet and `make` is 0. */
+static cache *cache_of(const sg__stage_mem *mem, int make) {
+  for (int i = 0; mem && i < CACHES; i++) {
+    const sg__stage_mem *owner = atomic_load(&caches[i].mem);
+    if (owner == mem) return &caches[i];
+    if (owner == NULL && make) {
+      const sg__stage_mem *expected = NULL;
+      if (atomic_compare_exchange_strong(&caches[i].mem, &expected, mem) || expected == mem)
+        return &caches[i];
+    }
+  }
+  return NULL;
+}
+
+static const sg__stage_mem *mem_of(const cache *c) { return atomic_load(&c->mem); }
+
+/* Fences: a NULL fence stands for "nothing to wait for" (stage_mem.h). */
+static int fence_busy(const cache *c, void *fence) {
+  return fence ? mem_of(c)->fence_busy(fence) : 0;
+}
+
+static void fence_free(const cache *c, void *fence) {
+  if (fence) mem_of(c)->fence_free(fence);
+}
 
 /* 1 if [lo, hi) shares a byte with an entry that is or may become
  * registered: anything but EVICTED or REFUSED (lock held). */
@@ -145,7 +175,7 @@ static void entry_remove(cache *c, entry *e) {
 /* 1 if a copy through `e` may be in flight or being enqueued (lock held). */
 static int entry_busy(const entry *e) {
   for (const sg__reg_binding *b = e->bindings; b; b = b->next)
-    if (b->enqueueing || sg__fence_busy(b->fence)) return 1;
+    if (b->enqueueing || fence_busy(e->owner, b->fence)) return 1;
   return 0;
 }
 
@@ -169,7 +199,7 @@ static void unregister(cache *c, entry *e, int eviction) {
   e->state = UNREGISTERING;
   c->registered_bytes -= e->len;
   sg__mutex_unlock(&c->lock);
-  sg__pinned_unregister(c->on_cuda, (void *)e->base);
+  mem_of(c)->unpin((void *)e->base);
   sg__mutex_lock(&c->lock);
   c->stats.unregistrations++;
   c->stats.evictions += eviction != 0;
@@ -191,7 +221,7 @@ static int covers_locked(cache *c, uintptr_t lo, uintptr_t hi) {
 static sg_status binding_new(cache *c, entry *e, const char *where, sg__reg_binding **out) {
   sg__reg_binding *b = sg__calloc(1, sizeof *b);
   if (!b) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", where);
-  sg_status st = sg__fence_new(c->on_cuda, where, &b->fence);
+  sg_status st = mem_of(c)->fence_new(where, &b->fence);
   if (st) {
     sg__free(b);
     return st;
@@ -235,17 +265,20 @@ static void registered(cache *c, entry *e, sg_status st) {
 static void *registrar_main(void *arg) {
   entry *e = arg;
   cache *c = e->owner;
-  sg_status st = sg__pinned_register(c->on_cuda, e->device, (void *)e->base, e->len, e->where);
+  sg_status st = mem_of(c)->pin(e->device, (void *)e->base, e->len, e->where);
   sg__mutex_lock(&c->lock);
   registered(c, e, st);
   sg__mutex_unlock(&c->lock);
   return NULL;
 }
 
-static sg_status bind(int on_cuda, int device, const void *ptr, size_t bytes, reg_mode mode,
-                      const char *where, sg__reg_binding **out) {
-  cache *c = &caches[on_cuda ? 1 : 0];
+static sg_status bind(const sg__stage_mem *mem, int device, const void *ptr, size_t bytes,
+                      reg_mode mode, const char *where, sg__reg_binding **out) {
   *out = NULL;
+  cache *c = cache_of(mem, 1);
+  if (!c)
+    return sg__fail(SG_ERR_UNSUPPORTED, "%s: no registration cache is left for the %s backend",
+                    where, mem->name);
   uintptr_t lo = (uintptr_t)ptr & ~(PAGE - 1), end, hi;
   /* A range whose page-rounded end does not fit cannot be registered. */
   if (sg__range_end(ptr, bytes, &end) || __builtin_add_overflow(end, PAGE - 1, &hi)) return SG_OK;
@@ -307,7 +340,7 @@ static sg_status bind(int on_cuda, int device, const void *ptr, size_t bytes, re
   }
   if (!e) {
     sg__mutex_unlock(&c->lock);
-    sg__fence_free(b->fence);
+    fence_free(c, b->fence);
     sg__free(b);
     return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", where);
   }
@@ -328,7 +361,7 @@ static sg_status bind(int on_cuda, int device, const void *ptr, size_t bytes, re
   }
   /* NOW, or no thread to be had: on this thread. */
   sg__mutex_unlock(&c->lock);
-  st = sg__pinned_register(on_cuda, mode == BACKGROUND ? device : -1, (void *)lo, len, where);
+  st = mem->pin(mode == BACKGROUND ? device : -1, (void *)lo, len, where);
   sg__mutex_lock(&c->lock);
   registered(c, e, st);
   if (st) {
@@ -344,19 +377,19 @@ static sg_status bind(int on_cuda, int device, const void *ptr, size_t bytes, re
 
 refused:
   sg__mutex_unlock(&c->lock);
-  sg__fence_free(b->fence);
+  fence_free(c, b->fence);
   sg__free(b);
   return SG_OK;
 }
 
-sg_status sg__reg_bind(int on_cuda, const void *ptr, size_t bytes, int may_register,
+sg_status sg__reg_bind(const sg__stage_mem *mem, const void *ptr, size_t bytes, int may_register,
                        const char *where, sg__reg_binding **out) {
-  return bind(on_cuda, -1, ptr, bytes, may_register ? NOW : EXISTING, where, out);
+  return bind(mem, -1, ptr, bytes, may_register ? NOW : EXISTING, where, out);
 }
 
-sg_status sg__reg_bind_background(int on_cuda, int device, const void *ptr, size_t bytes,
-                                  const char *where, sg__reg_binding **out) {
-  return bind(on_cuda, device, ptr, bytes, BACKGROUND, where, out);
+sg_status sg__reg_bind_background(const sg__stage_mem *mem, int device, const void *ptr,
+                                  size_t bytes, const char *where, sg__reg_binding **out) {
+  return bind(mem, device, ptr, bytes, BACKGROUND, where, out);
 }
 
 int sg__reg_pending(sg__reg_binding *b) {
@@ -367,8 +400,9 @@ int sg__reg_pending(sg__reg_binding *b) {
   return pending;
 }
 
-void sg__reg_wait_pending(int on_cuda) {
-  cache *c = &caches[on_cuda ? 1 : 0];
+void sg__reg_wait_pending(const sg__stage_mem *mem) {
+  cache *c = cache_of(mem, 0);
+  if (!c) return;
   sg__mutex_lock(&c->lock);
   for (size_t i = 0; i < c->count; i++) {
     if (c->entries[i]->state != PENDING) continue;
@@ -397,9 +431,9 @@ void sg__reg_hold(sg__reg_binding *b) {
 void sg__reg_unbind(sg__reg_binding *b) {
   /* While still linked, the pending fence keeps the entry from eviction;
    * waiting for it without the lock lets everyone else go on. */
-  sg__fence_wait(b->fence);
   entry *e = b->e;
   cache *c = e->owner;
+  if (b->fence) mem_of(c)->fence_wait(b->fence);
   sg__mutex_lock(&c->lock);
   settle(c, e); /* a registration under way finishes first */
   for (sg__reg_binding **link = &e->bindings; *link; link = &(*link)->next) {
@@ -414,7 +448,7 @@ void sg__reg_unbind(sg__reg_binding *b) {
     /* UNREGISTERING: the eviction under way frees it */
   }
   sg__mutex_unlock(&c->lock);
-  sg__fence_free(b->fence);
+  fence_free(c, b->fence);
   sg__free(b);
 }
 
@@ -435,22 +469,26 @@ int sg__reg_use_begin(sg__reg_binding *b) {
 sg_status sg__reg_use_end(sg__reg_binding *b, void *fence_stream, const char *where) {
   /* Recorded before the binding stops enqueueing, so that the entry is
    * never seen idle while the copy is in flight. */
-  sg_status st = fence_stream ? sg__fence_record(b->fence, fence_stream, where) : SG_OK;
   cache *c = b->e->owner;
+  sg_status st = fence_stream && b->fence
+                     ? mem_of(c)->fence_record(b->fence, fence_stream, where)
+                     : SG_OK;
   sg__mutex_lock(&c->lock);
   b->enqueueing = 0;
   sg__mutex_unlock(&c->lock);
   return st;
 }
 
-int sg__reg_covers(int on_cuda, const void *ptr, size_t bytes) {
+int sg__reg_covers(const sg__stage_mem *mem, const void *ptr, size_t bytes) {
+  cache *c = cache_of(mem, 0);
   uintptr_t end;
-  if (sg__range_end(ptr, bytes, &end)) return 0;
-  return covers_locked(&caches[on_cuda ? 1 : 0], (uintptr_t)ptr, end);
+  if (!c || sg__range_end(ptr, bytes, &end)) return 0;
+  return covers_locked(c, (uintptr_t)ptr, end);
 }
 
-int sg__reg_touches(int on_cuda, const void *ptr, size_t bytes) {
-  cache *c = &caches[on_cuda ? 1 : 0];
+int sg__reg_touches(const sg__stage_mem *mem, const void *ptr, size_t bytes) {
+  cache *c = cache_of(mem, 0);
+  if (!c) return 0;
   uintptr_t end;
   if (sg__range_end(ptr, bytes, &end)) end = UINTPTR_MAX;
   sg__mutex_lock(&c->lock);
@@ -459,10 +497,10 @@ int sg__reg_touches(int on_cuda, const void *ptr, size_t bytes) {
   return found;
 }
 
-int sg__reg_direct_begin(int on_cuda, const void *ptr, size_t bytes) {
-  cache *c = &caches[on_cuda ? 1 : 0];
+int sg__reg_direct_begin(const sg__stage_mem *mem, const void *ptr, size_t bytes) {
+  cache *c = cache_of(mem, 1);
   uintptr_t end;
-  if (sg__range_end(ptr, bytes, &end)) return 0;
+  if (!c || sg__range_end(ptr, bytes, &end)) return 0;
   sg__mutex_lock(&c->lock);
   int ok = c->direct_count < MAX_DIRECT && !touches_entry(c, (uintptr_t)ptr, end);
   if (ok) c->direct[c->direct_count++] = (direct_range){(uintptr_t)ptr, end};
@@ -470,10 +508,10 @@ int sg__reg_direct_begin(int on_cuda, const void *ptr, size_t bytes) {
   return ok;
 }
 
-void sg__reg_direct_end(int on_cuda, const void *ptr, size_t bytes) {
-  cache *c = &caches[on_cuda ? 1 : 0];
+void sg__reg_direct_end(const sg__stage_mem *mem, const void *ptr, size_t bytes) {
+  cache *c = cache_of(mem, 0);
   uintptr_t lo = (uintptr_t)ptr, end;
-  if (sg__range_end(ptr, bytes, &end)) return;
+  if (!c || sg__range_end(ptr, bytes, &end)) return;
   sg__mutex_lock(&c->lock);
   for (unsigned i = 0; i < c->direct_count; i++) {
     if (c->direct[i].lo != lo || c->direct[i].hi != end) continue;
@@ -502,8 +540,14 @@ sg_status sg_registration_get_stats(sg_backend backend, sg_registration_stats *s
   if (backend != SG_BACKEND_CUDA && backend != SG_BACKEND_HOST)
     return sg__fail(SG_ERR_INVALID_ARGUMENT,
                     "%s: backend must be SG_BACKEND_CUDA or SG_BACKEND_HOST", __func__);
-  cache *c = &caches[backend == SG_BACKEND_CUDA];
+  const sg__backend_ops *ops = sg__backend_for(backend);
+  cache *c = cache_of(ops ? ops->stage_mem : NULL, 0);
   size_t limit = current_limit();
+  if (!c) { /* nothing was ever registered for that backend */
+    memset(stats, 0, sizeof *stats);
+    stats->limit_bytes = limit;
+    return SG_OK;
+  }
   sg__mutex_lock(&c->lock);
   *stats = c->stats;
   stats->limit_bytes = limit;
@@ -518,7 +562,7 @@ sg_status sg_registration_set_limit(size_t max_bytes) {
   sg__mutex_lock(&limit_lock);
   limit_bytes = max_bytes;
   sg__mutex_unlock(&limit_lock);
-  for (int i = 0; i < 2; i++) {
+  for (int i = 0; i < CACHES; i++) {
     cache *c = &caches[i];
     sg__mutex_lock(&c->lock);
     entry *victim;

@@ -21,17 +21,18 @@
 
 #include <stddef.h>
 
+#include "staging/stage_mem.h"
 #include "streamgraph/status.h"
 
 typedef struct sg__reg_binding sg__reg_binding;
 
-/* Binds to a registration covering [ptr, ptr + bytes) in the cache of
- * `on_cuda`: an existing one, or (when `may_register`) a new one, evicting
- * idle entries to stay under the limit. *out is NULL when the buffer cannot
- * be registered now (overlaps another entry, limit reached, the driver
- * refused); the caller then stages. Errors only when out of memory or no
- * fence can be made. */
-sg_status sg__reg_bind(int on_cuda, const void *ptr, size_t bytes, int may_register,
+/* Binds to a registration covering [ptr, ptr + bytes) in the cache of the
+ * backend whose memory table is `mem` (one cache per table): an existing
+ * one, or (when `may_register`) a new one, evicting idle entries to stay
+ * under the limit. *out is NULL when the buffer cannot be registered now
+ * (overlaps another entry, limit reached, the driver refused); the caller
+ * then stages. Errors only when out of memory or no fence can be made. */
+sg_status sg__reg_bind(const sg__stage_mem *mem, const void *ptr, size_t bytes, int may_register,
                        const char *where, sg__reg_binding **out);
 /* As sg__reg_bind with may_register, but a new registration is made by a
  * thread of its own, off the caller's path (cudaHostRegister of 64 MiB
@@ -41,13 +42,13 @@ sg_status sg__reg_bind(int on_cuda, const void *ptr, size_t bytes, int may_regis
  * driver then shows as sg__reg_refused. `device` is made current for the
  * registration. When no thread can be started, the registration is made
  * here, as sg__reg_bind does. */
-sg_status sg__reg_bind_background(int on_cuda, int device, const void *ptr, size_t bytes,
-                                  const char *where, sg__reg_binding **out);
+sg_status sg__reg_bind_background(const sg__stage_mem *mem, int device, const void *ptr,
+                                  size_t bytes, const char *where, sg__reg_binding **out);
 /* 1 while the binding's registration is being made in the background. */
 int sg__reg_pending(sg__reg_binding *binding);
-/* Returns once no registration of the cache of `on_cuda` is under way
+/* Returns once no registration of the cache of `mem` is under way
  * (tests: to make "registered from the next launch" deterministic). */
-void sg__reg_wait_pending(int on_cuda);
+void sg__reg_wait_pending(const sg__stage_mem *mem);
 /* 1 when the driver refused the binding's registration (in the background). */
 int sg__reg_refused(sg__reg_binding *binding);
 /* Drops a binding: waits for a registration under way and for its fence,
@@ -69,7 +70,7 @@ int sg__reg_use_begin(sg__reg_binding *binding);
 sg_status sg__reg_use_end(sg__reg_binding *binding, void *fence_stream, const char *where);
 
 /* 1 if [ptr, ptr + bytes) lies in a registered entry of the cache. */
-int sg__reg_covers(int on_cuda, const void *ptr, size_t bytes);
+int sg__reg_covers(const sg__stage_mem *mem, const void *ptr, size_t bytes);
 
 /* 1 if [ptr, ptr + bytes) shares a byte with an entry of the cache that is
  * registered, being registered or being unregistered. A registration pins
@@ -79,14 +80,14 @@ int sg__reg_covers(int on_cuda, const void *ptr, size_t bytes);
  * buffer the cache touches is pageable memory to the user: it takes a
  * route the cache controls (registered, when an entry covers it all;
  * staged otherwise), never the driver's path as it is. */
-int sg__reg_touches(int on_cuda, const void *ptr, size_t bytes);
+int sg__reg_touches(const sg__stage_mem *mem, const void *ptr, size_t bytes);
 
 /* Before handing [ptr, ptr + bytes) to the driver as pageable memory: 1 if
  * no entry touches it, and then until sg__reg_direct_end no registration
  * overlapping it is made (one waits); 0 otherwise (the caller registers or
  * stages instead). Not in a callback. */
-int sg__reg_direct_begin(int on_cuda, const void *ptr, size_t bytes);
-void sg__reg_direct_end(int on_cuda, const void *ptr, size_t bytes);
+int sg__reg_direct_begin(const sg__stage_mem *mem, const void *ptr, size_t bytes);
+void sg__reg_direct_end(const sg__stage_mem *mem, const void *ptr, size_t bytes);
 
 /* 1 if `b`'s entry is registered and covers [ptr, ptr + bytes). */
 int sg__reg_binding_covers(const sg__reg_binding *b, const void *ptr, size_t bytes);

@@ -1,6 +1,5 @@
 # Sources of src/staging (paths relative to src/): backend-neutral.
 list(APPEND SG_C_SOURCES
-  staging/pinned_mem.c
   staging/workers.c
   staging/pool.c
   staging/stage_run.c
@@ -10,4 +9,4 @@ list(APPEND SG_C_SOURCES
   staging/regcache.c
   staging/tuning.c
   staging/policy.c
-  staging/exec_staging.c)
+  staging/staging.c)

@@ -7,16 +7,9 @@
 
 #define PAGE ((size_t)4096)
 
-/* o * r of tuning.h, in bytes, per direction, from the 1 GiB sweep of
- * staging_bench on the H200 host (8 copy threads):
- *  - host->device: 2 / 4 MiB chunks took 95 / 134 us each against 38 / 76 us
- *    of DMA at 55 GB/s, so o = 57 us; with 16 MiB chunks the copy threads set
- *    the pace, r = 38.8 GB/s. 57 us * 38.8 GB/s = 2.2 MB.
- *  - device->host: 2 / 4 / 16 MiB chunks took 142 / 177 / 407 us, the DMA
- *    plus o = 102 us every time; r >= 41.2 GB/s (16 MiB chunks).
- *    102 us * 41.2 GB/s = 4.2 MB.
- * Device->host pays more per chunk, so it gets larger chunks: 16 MiB for a
- * 64 MiB copy, where host->device gets 10.7 MiB. */
+/* o * r of tuning.h, in bytes, per direction (us * MB/s), as the staging
+ * sweep measured them on the H200 host (docs/staging.md, "The chunk
+ * size"). Device->host pays more per chunk, so it gets larger chunks. */
 #define H2D_OVERHEAD_TIMES_RATE ((uint64_t)57 * 38800)  /* us * MB/s = bytes */
 #define D2H_OVERHEAD_TIMES_RATE ((uint64_t)102 * 41200)
 
@@ -68,38 +61,26 @@ size_t sg__stage_auto_chunk_memops(int to_device, size_t bytes) {
                    bytes);
 }
 
-/* Three quarters of the CPUs, at most 12, in both directions. Run 7 of
- * 2026-11-30 (bench/RESULTS.md), default chunks, GB/s with 4 / 8 / 12 / 16
- * threads: host->device 64 MiB 27.5 / 30.7 / 34.2 / 32.7, 1 GiB 33.1 / 42.1
- * / 51.2 / 50.7; device->host 64 MiB 31.1 / 34.4 / 40.6 / 41.0, 1 GiB 36.8
- * / 41.8 / 51.0 / 51.3: 12 threads beat 8 in every case, by 12-22%, and 16
- * add nothing (runs 8-12 found 12 and 8 closer, 12 ahead at 1 GiB). (Earlier, with 4 MiB chunks, 8 and 12 threads were alike:
- * the per-chunk cost set the pace there.) The threads work only while a
- * staged copy runs; a quarter of the CPUs stays with the application even
- * then, and a 2-CPU machine gets one thread (plus the callback thread,
- * which copies the parts nobody has claimed). */
+/* Three quarters of the CPUs, at most 12, in both directions: 12 threads
+ * beat 8 at every size and direction measured, and 16 added nothing
+ * (docs/staging.md, `copy_threads`). The threads work only while a staged
+ * copy runs; a quarter of the CPUs stays with the application even then,
+ * and a 2-CPU machine gets one thread (plus the callback thread, which
+ * copies the parts nobody has claimed). */
 unsigned sg__stage_default_threads(int to_device, unsigned cpus) {
-  (void)to_device; /* the same in both directions, by the figures above */
+  (void)to_device; /* the same in both directions, by the measurements */
   unsigned n = cpus * 3 / 4;
   return n < 1 ? 1 : n > 12 ? 12 : n;
 }
 
-/* Non-temporal stores against plain memcpy, same chunks, threads and run
- * (H200 host, 12 threads unless said, bench/RESULTS.md, runs of 2026-11-30):
- *  - host->device 64 MiB: non-temporal faster in every run, by 6-19% with
- *    the same source copied again and again, and by 22-30% (e.g. 36.7
- *    against 28.2 GB/s) with a cold source (a different 64 MiB window each
- *    run, runs 11-12); with 8 threads too (runs 5 and 7);
- *  - host->device 256 MiB: memcpy faster (49.2 against 44.4 GB/s, run 12);
- *  - host->device 1 GiB: memcpy faster in every run, by 6-27% (runs 4-12);
- *  - device->host: non-temporal faster when the destination is cold (1 GiB:
- *    +4-16%; 64 MiB windows: +10-23%), slower by 9-25% when the same 64 MiB
- *    destination is written again and again, which an application reusing
- *    its output buffers does; device->host meets its target either way, so
- *    it keeps memcpy, which does not push a reused destination out of the
- *    caches.
- * Host->device switches at 128 MiB, between the sizes measured (which is
- * also about where its adaptive chunk reaches the 16 MiB cap). */
+/* Non-temporal stores against plain memcpy, same chunks and threads
+ * (docs/staging.md, "Store kind"): host->device they win at 64 MiB, most
+ * with a cold source, and lose at 256 MiB and 1 GiB; device->host they win
+ * only when the destination is cold and lose when an application writes
+ * the same output buffers again and again, so device->host keeps memcpy,
+ * which does not push a reused destination out of the caches. Host->device
+ * switches at 128 MiB, between the sizes measured (about where its adaptive
+ * chunk reaches the 16 MiB cap). */
 int sg__stage_nontemporal_default(int to_device, size_t bytes) {
   return to_device && bytes <= SG__STAGE_NONTEMPORAL_MAX_BYTES;
 }

@@ -1,22 +1,18 @@
 /* Internal: what a staged copy gets when its options leave a number at zero
- * - chunk size and copy threads - and the measurements behind them
- * (docs/staging.md, "Defaults, and why"; bench/RESULTS.md).
+ * - chunk size, copy threads, store kind. The measurements behind each
+ * choice are in docs/staging.md ("Defaults, and why") and bench/RESULTS.md.
  *
- * The chunk size adapts to the copy. Each chunk costs a fixed time: the
+ * The chunk size adapts to the copy. Each chunk costs a fixed time o: the
  * host callbacks that gate its DMA (host->device) or drain its slot
- * (device->host) run one after the other, ~57 us host->device and ~102 us
- * device->host apiece on the H200 host when each sat between two DMAs. With
- * the protocol's lag (stage_run.h) they no longer hold up the DMA, but they
- * still bound the chunk rate: in run 7 of 2026-11-30, 2 / 4 MiB chunks took
- * ~110 / ~130 us each host->device and ~125 / ~165 us device->host, where
- * the host copy alone needed ~47 / ~93 us. Meanwhile the first chunk's host
- * copy (host->device) or the last one's (device->host) is not overlapped
- * with anything. A copy of S bytes in chunks of C then takes about
- * S/B + (S/C)*o + C/r (B the DMA rate, o the per-chunk cost, r the host
- * copy rate), least at C = sqrt(S*o*r): big copies get big chunks, and
- * small ones few chunks, each large enough to pay for its callback. Chunks
- * are at most 16 MiB (the best measured for 1 GiB in both directions; a
- * ring of four then fills one default 64 MiB pool slab). */
+ * (device->host) run one after the other, and even with the protocol's lag
+ * (stage_run.h), which keeps them off the DMA's path, they bound the chunk
+ * rate. Meanwhile the first chunk's host copy (host->device) or the last
+ * one's (device->host) is not overlapped with anything. A copy of S bytes
+ * in chunks of C then takes about S/B + (S/C)*o + C/r (B the DMA rate, r
+ * the host copy rate), least at C = sqrt(S*o*r): big copies get big chunks,
+ * and small ones few chunks, each large enough to pay for its callback.
+ * Chunks are at most 16 MiB (the best at 1 GiB in both directions; a ring
+ * of four then fills one default 64 MiB pool slab). */
 #ifndef SG_STAGING_TUNING_H
 #define SG_STAGING_TUNING_H
 
@@ -26,7 +22,7 @@
 extern "C" {
 #endif
 
-#define SG__STAGE_MIN_AUTO_CHUNK ((size_t)1 << 20) /* DMA from pinned: 48 GB/s at 1 MiB */
+#define SG__STAGE_MIN_AUTO_CHUNK ((size_t)1 << 20) /* DMA from pinned is near its peak there */
 #define SG__STAGE_MAX_AUTO_CHUNK ((size_t)16 << 20)
 
 /* The chunk size for a staged copy of `bytes` (`to_device`: host->device,

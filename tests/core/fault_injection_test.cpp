@@ -64,7 +64,8 @@ void run_all_faults(unsigned kinds) {
     sg_status st = scenario(&counter, buffer);
     int fired = sg_fault_fired();
     sg_fault_arm(0, 0);
-    ASSERT_EQ(sg_live_allocations(), start) << "leak with fault " << nth;
+    std::string site = sg_fault_site();
+    ASSERT_EQ(sg_live_allocations(), start) << "leak with fault " << nth << " at " << site;
     if (!fired) {
       ASSERT_EQ(st, SG_OK) << sg_last_error();
       EXPECT_EQ(released, 1);
@@ -72,9 +73,9 @@ void run_all_faults(unsigned kinds) {
       return;
     }
     failures++;
-    EXPECT_NE(st, SG_OK) << "fault " << nth << " was swallowed";
-    EXPECT_STRNE(sg_last_error(), "") << "fault " << nth;
-    EXPECT_LE(released, 1) << "release ran twice with fault " << nth;
+    EXPECT_NE(st, SG_OK) << "fault " << nth << " at " << site << " was swallowed";
+    EXPECT_STRNE(sg_last_error(), "") << "fault " << nth << " at " << site;
+    EXPECT_LE(released, 1) << "release ran twice with fault " << nth << " at " << site;
   }
   FAIL() << "the scenario never ran to completion";
 }
@@ -83,6 +84,35 @@ TEST(FaultInjection, EveryAllocationFailureIsReported) { run_all_faults(SG_FAULT
 
 TEST(FaultInjection, EveryThreadOrLockCreationFailureIsReported) {
   run_all_faults(SG_FAULT_SYSTEM);
+}
+
+TEST(FaultInjection, EachFaultNamesItsSite) {
+  sg_graph *g = nullptr;
+  sg_fault_arm(SG_FAULT_ALLOC, 1);
+  EXPECT_STREQ(sg_fault_site(), "") << "nothing fired yet";
+  EXPECT_EQ(sg_graph_create(&g), SG_ERR_OUT_OF_MEMORY);
+  ASSERT_TRUE(sg_fault_fired());
+  EXPECT_STREQ(sg_fault_site(), "core/graph.c:sg_graph_create:sg__calloc");
+  sg_fault_arm(0, 0);
+  EXPECT_STREQ(sg_fault_site(), "") << "arming again forgets the site";
+}
+
+TEST(FaultInjection, ArmingASiteFailsOnlyThere) {
+  sgtest::LeakCheck leaks;
+  sgtest::Graph g;
+  sg_host_desc h = {add_one, nullptr, "h"};
+  // The first allocation of append_node is the node array's growth; the
+  // allocations before it (the name) are not counted.
+  sg_fault_arm_site(SG_FAULT_ALLOC, "core/graph.c:append_node", 1);
+  sg_node n;
+  EXPECT_EQ(sg_graph_add_host(g, &h, nullptr, 0, &n), SG_ERR_OUT_OF_MEMORY);
+  EXPECT_TRUE(sg_fault_fired());
+  EXPECT_STREQ(sg_fault_site(), "core/graph.c:append_node:sg__realloc_array");
+  // A site that is never reached never fires.
+  sg_fault_arm_site(SG_FAULT_ALL, "no/such/file.c", 1);
+  SG_EXPECT_OK(sg_graph_add_host(g, &h, nullptr, 0, &n));
+  EXPECT_FALSE(sg_fault_fired());
+  sg_fault_arm(0, 0);
 }
 
 TEST(FaultInjection, ArmingZeroDisarms) {

@@ -173,4 +173,35 @@ TEST_F(ExecUpdate, UpdateRefusesACycle) {
   SG_ASSERT_OK(sg_exec_wait(e));
 }
 
+// A rebuild that fails part way through the backend's creation (an
+// allocation, aimed at with a named fault point) leaves the executable as it
+// was: every call works on the old topology, and nothing leaks.
+TEST_F(ExecUpdate, RebuildFailingInTheBackendLeavesTheExecutableUsable) {
+  sgtest::LeakCheck leaks;
+  std::atomic<int> count{0};
+  sgtest::Graph g;
+  sg_host_desc h = {add_to, &count, nullptr};
+  sg_node n0{};
+  SG_ASSERT_OK(sg_graph_add_host(g, &h, nullptr, 0, &n0));
+  sg_exec_options o = sgtest::host_options();
+  o.trace = 1;
+  sg_exec *e = nullptr;
+  SG_ASSERT_OK(sg_exec_create(g, &o, &e));
+  SG_ASSERT_OK(sg_graph_add_host(g, &h, &n0, 1, nullptr));
+  sg_fault_arm_site(SG_FAULT_ALLOC, "host/host_exec.c:host_create", 1);
+  EXPECT_EQ(sg_exec_update(e, g), SG_ERR_OUT_OF_MEMORY);
+  ASSERT_TRUE(sg_fault_fired());
+  EXPECT_STREQ(sg_fault_site(), "host/host_exec.c:host_create:sg__calloc");
+  sg_fault_arm(0, 0);
+  SG_EXPECT_OK(sg_exec_query(e));
+  SG_EXPECT_OK(sg_exec_launch(e, nullptr));
+  SG_EXPECT_OK(sg_exec_wait(e));
+  EXPECT_EQ(count.load(), 1) << "the old one-node graph ran";
+  sg_trace_record r[2];
+  size_t n = 0;
+  SG_EXPECT_OK(sg_exec_get_trace(e, r, 2, &n));
+  EXPECT_EQ(n, 1u);
+  SG_EXPECT_OK(sg_exec_destroy(e));
+}
+
 }  // namespace

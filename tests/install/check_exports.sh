@@ -17,7 +17,7 @@ exported() {
   nm -D --defined-only "$1" | awk '{print $NF}' | sed 's/@.*//' |
     grep -vxE '_init|_fini|__bss_start|_edata|_end|_DYNAMIC|_GLOBAL_OFFSET_TABLE_' || true
 }
-testing_only='sg_fault_arm sg_fault_fired sg_live_allocations'
+testing_only='sg_fault_arm sg_fault_arm_site sg_fault_fired sg_fault_site sg_live_allocations'
 
 prod="$(exported "$lib")"
 bad="$(printf '%s\n' "$prod" | grep -vE '^sg_[a-z0-9]' || true)"

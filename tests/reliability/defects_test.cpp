@@ -15,6 +15,7 @@
 
 extern "C" {
 #include "core/edge_set.h"
+#include "host/host_stage_mem.h"
 #include "staging/regcache.h"
 }
 #include "sg_test_util.h"
@@ -78,37 +79,37 @@ TEST(Defect1, RegistrationCacheTouchesAndGuardsNeighbours) {
   uint8_t *a = base + 100;        // pages 0 and 1 once registered
   uint8_t *b = base + 2 * page - 96;  // starts in A's last page, ends in the next
   sg__reg_binding *ra = nullptr;
-  SG_ASSERT_OK(sg__reg_bind(0, a, 5000, 1, "test", &ra));
+  SG_ASSERT_OK(sg__reg_bind(&sg__host_stage_mem, a, 5000, 1, "test", &ra));
   ASSERT_NE(ra, nullptr);
-  EXPECT_TRUE(sg__reg_covers(0, a, 5000));
-  EXPECT_TRUE(sg__reg_touches(0, b, 500));
-  EXPECT_FALSE(sg__reg_covers(0, b, 500));
-  EXPECT_FALSE(sg__reg_touches(0, base + 2 * page + 10, 100));
+  EXPECT_TRUE(sg__reg_covers(&sg__host_stage_mem, a, 5000));
+  EXPECT_TRUE(sg__reg_touches(&sg__host_stage_mem, b, 500));
+  EXPECT_FALSE(sg__reg_covers(&sg__host_stage_mem, b, 500));
+  EXPECT_FALSE(sg__reg_touches(&sg__host_stage_mem, base + 2 * page + 10, 100));
   EXPECT_TRUE(sg__reg_binding_covers(ra, a + 1000, 3000));
   EXPECT_FALSE(sg__reg_binding_covers(ra, b, 500));
 
   // B cannot go to the driver as it is; a range clear of A can, and while it
   // is there, a registration overlapping it waits.
-  EXPECT_FALSE(sg__reg_direct_begin(0, b, 500));
+  EXPECT_FALSE(sg__reg_direct_begin(&sg__host_stage_mem, b, 500));
   uint8_t *c = base + 3 * page + 10;
-  ASSERT_TRUE(sg__reg_direct_begin(0, c, 200));
+  ASSERT_TRUE(sg__reg_direct_begin(&sg__host_stage_mem, c, 200));
   std::atomic<int> registered{0};
   sg__reg_binding *rd = nullptr;
   std::thread other([&] {
-    EXPECT_EQ(sg__reg_bind(0, base + 3 * page + 500, 1000, 1, "test", &rd), SG_OK);
+    EXPECT_EQ(sg__reg_bind(&sg__host_stage_mem, base + 3 * page + 500, 1000, 1, "test", &rd), SG_OK);
     registered = 1;
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_EQ(registered.load(), 0) << "a registration was made under a copy handed to the driver";
-  sg__reg_direct_end(0, c, 200);
+  sg__reg_direct_end(&sg__host_stage_mem, c, 200);
   other.join();
   EXPECT_EQ(registered.load(), 1);
   ASSERT_NE(rd, nullptr);
-  EXPECT_TRUE(sg__reg_touches(0, c, 200));
+  EXPECT_TRUE(sg__reg_touches(&sg__host_stage_mem, c, 200));
   sg__reg_unbind(rd);
   sg__reg_unbind(ra);
-  EXPECT_FALSE(sg__reg_touches(0, a, 5000));
-  EXPECT_FALSE(sg__reg_touches(0, b, 500));
+  EXPECT_FALSE(sg__reg_touches(&sg__host_stage_mem, a, 5000));
+  EXPECT_FALSE(sg__reg_touches(&sg__host_stage_mem, b, 500));
 }
 
 // ---- defect 3: a failed rebuild leaves the executable as it was ---------

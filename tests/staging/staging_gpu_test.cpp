@@ -23,7 +23,10 @@
 #include "streamgraph/testing.h"
 
 extern "C" int sg__staging_cuda_memops_supported(int device); // src/cuda/staged_memops.c
-extern "C" void sg__reg_wait_pending(int on_cuda);             // src/staging/regcache.c
+extern "C" {
+#include "cuda/stage_mem.h" // sg__cuda_stage_mem: the CUDA backend's registration cache
+#include "staging/regcache.h"
+}
 
 namespace {
 
@@ -273,7 +276,7 @@ TEST_P(StagingGpu, PoliciesAndTheirStatistics) {
         for (int i = 0; i < 5; i++) {
           SG_ASSERT_OK(sg_exec_launch(e, nullptr));
           SG_ASSERT_OK(sg_exec_wait(e));
-          sg__reg_wait_pending(1); // AUTO's registration in the background is done
+          sg__reg_wait_pending(&sg__cuda_stage_mem); // AUTO's registration in the background is done
         }
         sg_exec_stats s = stats_of(e);
         uint64_t staged = 0, registered = 0;

@@ -4,6 +4,7 @@
 #define STAGING_INTERNAL_H
 
 extern "C" {
+#include "host/host_stage_mem.h"
 #include "staging/policy.h"
 #include "staging/pool.h"
 #include "staging/regcache.h"

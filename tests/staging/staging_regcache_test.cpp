@@ -35,7 +35,7 @@ class RegCache : public ::testing::Test {
   }
   sg__reg_binding *bind(const void *p, size_t n, int may = 1) {
     sg__reg_binding *b = nullptr;
-    EXPECT_EQ(sg__reg_bind(0, p, n, may, "test", &b), SG_OK);
+    EXPECT_EQ(sg__reg_bind(&sg__host_stage_mem, p, n, may, "test", &b), SG_OK);
     return b;
   }
   sg_registration_stats before_;
@@ -48,8 +48,10 @@ TEST_F(RegCache, RegisterHitAndUnregisterWithTheLastBinder) {
   ASSERT_NE(a, nullptr);
   EXPECT_EQ(stats().registrations, before_.registrations + 1);
   EXPECT_EQ(stats().registered_bytes, 4 * PAGE); // whole pages around the buffer
-  EXPECT_TRUE(sg__reg_covers(0, bufs_[0] + 10, 3 * PAGE));
-  EXPECT_FALSE(sg__reg_covers(1, bufs_[0] + 10, 3 * PAGE)); // the CUDA cache is another cache
+  EXPECT_TRUE(sg__reg_covers(&sg__host_stage_mem, bufs_[0] + 10, 3 * PAGE));
+  // Another backend's memory table (the CUDA one, say) has a cache of its own.
+  static const sg__stage_mem other_backend = sg__host_stage_mem;
+  EXPECT_FALSE(sg__reg_covers(&other_backend, bufs_[0] + 10, 3 * PAGE));
   sg__reg_binding *b = bind(bufs_[0] + PAGE, PAGE, 0); // inside: a hit, even without may_register
   ASSERT_NE(b, nullptr);
   EXPECT_EQ(stats().registrations, before_.registrations + 1);
@@ -61,7 +63,7 @@ TEST_F(RegCache, RegisterHitAndUnregisterWithTheLastBinder) {
   sg__reg_unbind(b);
   EXPECT_EQ(stats().buffers, 0u);
   EXPECT_EQ(stats().unregistrations, before_.unregistrations + 1);
-  EXPECT_FALSE(sg__reg_covers(0, bufs_[0] + 10, 3 * PAGE));
+  EXPECT_FALSE(sg__reg_covers(&sg__host_stage_mem, bufs_[0] + 10, 3 * PAGE));
 }
 
 TEST_F(RegCache, WithoutLeaveToRegisterNothingIsRegistered) {
@@ -135,12 +137,12 @@ TEST_F(RegCache, LoweringTheLimitEvictsIdleEntries) {
 TEST_F(RegCache, BackgroundRegistration) {
   sgtest::LeakCheck leaks;
   sg__reg_binding *a = nullptr, *b = nullptr;
-  SG_ASSERT_OK(sg__reg_bind_background(0, 0, bufs_[0] + 5, 3 * PAGE, "test", &a));
+  SG_ASSERT_OK(sg__reg_bind_background(&sg__host_stage_mem, 0, bufs_[0] + 5, 3 * PAGE, "test", &a));
   ASSERT_NE(a, nullptr);
   // A second binder of the same range joins it, registered or not yet.
-  SG_ASSERT_OK(sg__reg_bind_background(0, 0, bufs_[0] + 5, 3 * PAGE, "test", &b));
+  SG_ASSERT_OK(sg__reg_bind_background(&sg__host_stage_mem, 0, bufs_[0] + 5, 3 * PAGE, "test", &b));
   ASSERT_NE(b, nullptr);
-  sg__reg_wait_pending(0);
+  sg__reg_wait_pending(&sg__host_stage_mem);
   EXPECT_EQ(sg__reg_pending(a), 0);
   EXPECT_EQ(sg__reg_refused(a), 0);
   EXPECT_EQ(sg__reg_use_begin(b), 1);
@@ -149,7 +151,7 @@ TEST_F(RegCache, BackgroundRegistration) {
   EXPECT_EQ(stats().registered_bytes, 4 * PAGE);
   // An overlapping range is refused, as for a registration made at once.
   sg__reg_binding *c = nullptr;
-  SG_ASSERT_OK(sg__reg_bind_background(0, 0, bufs_[0] + 2 * PAGE, 4 * PAGE, "test", &c));
+  SG_ASSERT_OK(sg__reg_bind_background(&sg__host_stage_mem, 0, bufs_[0] + 2 * PAGE, 4 * PAGE, "test", &c));
   EXPECT_EQ(c, nullptr);
   sg__reg_unbind(a);
   sg__reg_unbind(b);
@@ -167,11 +169,11 @@ TEST_F(RegCache, BackgroundRegistrationLetGoAtOnce) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < 50; i++) {
         sg__reg_binding *x = nullptr;
-        if (sg__reg_bind_background(0, 0, bufs_[t], 4 * PAGE, "test", &x) != SG_OK || !x) {
+        if (sg__reg_bind_background(&sg__host_stage_mem, 0, bufs_[t], 4 * PAGE, "test", &x) != SG_OK || !x) {
           bad++;
           continue;
         }
-        if (i % 2) sg__reg_wait_pending(0);
+        if (i % 2) sg__reg_wait_pending(&sg__host_stage_mem);
         if (sg__reg_use_begin(x)) (void)sg__reg_use_end(x, nullptr, "test");
         sg__reg_unbind(x);
       }
@@ -186,7 +188,7 @@ TEST_F(RegCache, BackgroundRegistrationWithoutAThread) {
   sgtest::LeakCheck leaks;
   sg__reg_binding *a = nullptr;
   sg_fault_arm(SG_FAULT_SYSTEM, 1);
-  SG_ASSERT_OK(sg__reg_bind_background(0, 0, bufs_[1], 2 * PAGE, "test", &a));
+  SG_ASSERT_OK(sg__reg_bind_background(&sg__host_stage_mem, 0, bufs_[1], 2 * PAGE, "test", &a));
   EXPECT_EQ(sg_fault_fired(), 1);
   sg_fault_arm(0, 0);
   ASSERT_NE(a, nullptr);

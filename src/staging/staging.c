@@ -1,16 +1,14 @@
-/* Staging as the backends see it (exec_staging.h): which copy nodes are
- * candidates, which route each takes, their prepared states in graph mode,
- * and the host backend's runs. */
-#include "staging/exec_staging.h"
+/* Staging as a backend uses it (staging.h): which copy nodes are
+ * candidates, which route each takes, and their prepared states in graph
+ * mode. */
+#include "staging/staging.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
-#include "core/memory_table.h"
 #include "core/sys.h"
-#include "exec/backend.h"
-#include "staging/pinned_mem.h"
+#include "staging/pool.h"
 #include "staging/stage_conductor.h"
 #include "staging/tuning.h"
 
@@ -19,48 +17,36 @@
 #define MAX_RING_DEPTH 64u
 #define MAX_COPY_THREADS 64u
 
-/* Memory the device side of a staged copy may be: what cudaMemcpyAsync
- * reaches from a pinned slot. Managed memory counts: a pageable <-> managed
- * memcpy node has the same ordering problem in a graph (policy.h). */
-static int device_side(const sg__staging *st, sg_memory_kind kind) {
-  return st->on_cuda ? kind == SG_MEMORY_DEVICE || kind == SG_MEMORY_MANAGED
-                     : kind == SG_MEMORY_HOST_DEVICE;
-}
-
-/* Pageable as classified, or pinned (in whole or in part) only because our
- * cache pinned it: such a copy must stay under the cache's in-flight rules,
- * and the driver refuses a range that is only partly registered. */
-static int pageable_side(const sg__staging *st, sg_memory_kind kind, const void *p, size_t n) {
+/* Pageable as classified, or pinned (in whole or in part) only because
+ * this backend's registration cache pinned it: such a copy must stay under
+ * the cache's in-flight rules, and the driver refuses a range that is only
+ * partly registered. */
+static int pageable_side(const sg__stage_mem *mem, sg_memory_kind kind, const void *p, size_t n) {
   if (kind == SG_MEMORY_HOST_PAGEABLE) return 1;
-  return kind == SG_MEMORY_HOST_PINNED && sg__reg_touches(st->on_cuda, p, n);
-}
-
-int sg__staging_cache_pinned(const sg__copy *c) {
-  return (c->src_memory == SG_MEMORY_HOST_PINNED && sg__reg_touches(1, c->src, c->bytes)) ||
-         (c->dst_memory == SG_MEMORY_HOST_PINNED && sg__reg_touches(1, c->dst, c->bytes));
+  return kind == SG_MEMORY_HOST_PINNED && sg__reg_touches(mem, p, n);
 }
 
 /* By the memory on each side, not by the copy kind: a copy between pageable
- * and managed memory may be of either kind. Whether a candidate is then
- * staged is the route's business (policy.h), so that a small AUTO copy in
- * streams mode still passes through the seam's checks. */
-sg__stage_dir sg__staging_classify(const sg__staging *st, const sg__copy *c) {
-  if (!st) return SG__STAGE_NONE;
-  if (device_side(st, c->dst_memory) && pageable_side(st, c->src_memory, c->src, c->bytes))
+ * and managed memory may be of either kind. The device side is what the
+ * backend's DMA reaches from a pinned slot; managed memory counts on CUDA,
+ * since a pageable <-> managed memcpy node has the same ordering problem in
+ * a graph (policy.h). Whether a candidate is then staged is the route's
+ * business (policy.h), so that a small AUTO copy in streams mode still
+ * passes through staging's checks. */
+sg__stage_dir sg__staging_classify(const sg__stage_mem *mem, const sg__copy *c) {
+  if (sg__stage_mem_device_side(mem, c->dst_memory) &&
+      pageable_side(mem, c->src_memory, c->src, c->bytes))
     return SG__STAGE_H2D;
-  if (device_side(st, c->src_memory) && pageable_side(st, c->dst_memory, c->dst, c->bytes))
+  if (sg__stage_mem_device_side(mem, c->src_memory) &&
+      pageable_side(mem, c->dst_memory, c->dst, c->bytes))
     return SG__STAGE_D2H;
   return SG__STAGE_NONE;
 }
 
 /* 1 if candidate `c` may be staged (and so needs the pool's rings). */
 static int may_stage(const sg__staging *st, const sg__copy *c) {
-  return sg__staging_fallback(st->policy, st->on_cuda, st->persistent, c->bytes, st->min_bytes) ==
+  return sg__staging_fallback(st->policy, st->mem->dma, st->persistent, c->bytes, st->min_bytes) ==
          SG__ROUTE_STAGE;
-}
-
-static const sg__copy *copy_of(const sg__staging *st, uint32_t index) {
-  return &st->exec->snap.nodes[index].u.copy;
 }
 
 void sg__staging_sides(const sg__copy *c, sg__stage_dir dir, void **host, void **device) {
@@ -73,11 +59,10 @@ void sg__staging_sides(const sg__copy *c, sg__stage_dir dir, void **host, void *
   }
 }
 
-const char *sg__staging_label(const sg__staging *st, uint32_t index,
-                              char buf[SG__LABEL_BYTES + 16]) {
+const char *sg__staging_label(const sg__node *node, uint32_t index,
+                              char buf[SG__STAGING_LABEL_BYTES]) {
   char label[SG__LABEL_BYTES];
-  sg__format(buf, SG__LABEL_BYTES + 16, "copy node %s",
-             sg__node_label(&st->exec->snap.nodes[index], index, label));
+  sg__format(buf, SG__STAGING_LABEL_BYTES, "copy node %s", sg__node_label(node, index, label));
   return buf;
 }
 
@@ -114,7 +99,9 @@ static sg_status attach_pool(sg__staging *st, const char *where) {
   sg_pinned_pool *pool;
   sg_status s = sg__pool_resolve(st->requested, where, &pool);
   if (s) return s;
-  if (st->on_cuda && !sg__pool_on_cuda(pool))
+  /* A host executable may copy through pinned memory like any other; DMA
+   * needs the pinned memory of its own backend. */
+  if (st->mem->dma && sg__pool_mem(pool) != st->mem)
     return sg__fail(SG_ERR_INVALID_ARGUMENT,
                     "%s: staging.pool holds plain host memory (made for the host backend); a CUDA "
                     "executable needs a pool of pinned memory", where);
@@ -124,7 +111,7 @@ static sg_status attach_pool(sg__staging *st, const char *where) {
    * probes the device. Nobody waits for a memop copy's host copies, so a
    * copy thread must run (the callbacks copy what no thread takes
    * themselves). */
-  st->protocol = sg__staging_protocol_for(st->on_cuda, st->exec->options.device);
+  st->protocol = sg__staging_protocol_for(st->mem, st->device);
   if (st->protocol == SG__STAGE_MEMOPS && sg__workers_count(sg__pool_workers(pool)) == 0)
     st->protocol = SG__STAGE_CALLBACKS;
   if (st->protocol == SG__STAGE_MEMOPS &&
@@ -133,10 +120,17 @@ static sg_status attach_pool(sg__staging *st, const char *where) {
     st->pool = NULL;
     return s;
   }
-  if (!st->exec->options.staging.auto_min_bytes)
+  if (!st->min_bytes_given)
     st->min_bytes = st->protocol == SG__STAGE_MEMOPS ? SG__STAGE_AUTO_MIN_MEMOPS
                                                      : SG__STAGE_AUTO_MIN_CALLBACKS;
   return SG_OK;
+}
+
+sg__stage_protocol sg__staging_protocol_for(const sg__stage_mem *mem, int device) {
+  const char *env = getenv("SG_STAGING_PROTOCOL");
+  if (env && strcmp(env, "callbacks") == 0) return SG__STAGE_CALLBACKS;
+  return mem->memops_supported && mem->memops_supported(device) ? SG__STAGE_MEMOPS
+                                                                : SG__STAGE_CALLBACKS;
 }
 
 /* 1 if candidate `c` is staged at its first launch in the per-launch
@@ -161,13 +155,6 @@ static sg_status check_ring(const sg__staging *st, sg__stage_dir dir, const sg__
                   "%s: a staging ring of %zu bytes is larger than the pinned pool's cap of %zu "
                   "bytes (lower chunk_bytes or ring_depth, or raise the pool's max_bytes)",
                   where, need, cap);
-}
-
-sg__stage_protocol sg__staging_protocol_for(int on_cuda, int device) {
-  const char *env = getenv("SG_STAGING_PROTOCOL");
-  if (env && strcmp(env, "callbacks") == 0) return SG__STAGE_CALLBACKS;
-  if (!on_cuda) return SG__STAGE_MEMOPS; /* emulated: always there */
-  return sg__staging_cuda_memops_supported(device) ? SG__STAGE_MEMOPS : SG__STAGE_CALLBACKS;
 }
 
 /* ---- persistent regime: prepared states ------------------------------- */
@@ -202,15 +189,14 @@ static sg_status state_make(sg__staging *st, const sg__copy *c, sg__stage_dir di
   sg__staging_sides(c, dir, &host, &device);
   sg_status s = SG_OK;
   if (st->policy == SG_STAGING_REGISTER || st->policy == SG_STAGING_AUTO) {
-    s = sg__reg_bind(st->on_cuda, host, c->bytes, st->policy == SG_STAGING_REGISTER, where,
-                     &p->reg);
+    s = sg__reg_bind(st->mem, host, c->bytes, st->policy == SG_STAGING_REGISTER, where, &p->reg);
     if (!s && p->reg) {
       sg__reg_hold(p->reg);
       p->route = SG__ROUTE_REGISTERED;
     }
   }
   if (!s && p->route != SG__ROUTE_REGISTERED)
-    p->route = sg__staging_fallback(st->policy, st->on_cuda, 1, c->bytes, st->min_bytes);
+    p->route = sg__staging_fallback(st->policy, st->mem->dma, 1, c->bytes, st->min_bytes);
   if (!s && p->route == SG__ROUTE_STAGE) {
     sg__stage_geometry g;
     sg__staging_geometry(st, dir, c->bytes, &g);
@@ -225,15 +211,15 @@ static sg_status state_make(sg__staging *st, const sg__copy *c, sg__stage_dir di
   return SG_OK;
 }
 
-sg_status sg__staging_prepare(sg__staging *st, uint32_t index, const sg__copy *c,
-                              const char *where) {
-  sg__stage_dir dir = sg__staging_classify(st, c);
+sg_status sg__staging_prepare(sg__staging *st, uint32_t index, const char *name,
+                              const sg__copy *c, const char *where) {
+  sg__stage_dir dir = sg__staging_classify(st->mem, c);
   if (!dir || sg__staging_find(st, index, c)) return SG_OK;
   sg_status s = attach_pool(st, where);
   sg__pstate *p = NULL;
   if (!s) s = state_make(st, c, dir, where, &p);
   if (s) return s;
-  if (p->run) sg__staging_trace_run(st, p->run, index);
+  if (p->run) sg__staging_trace_run(st, p->run, index, name);
   p->next = st->nodes[index].states;
   st->nodes[index].states = p;
   return SG_OK;
@@ -257,9 +243,10 @@ static void drop_states_but(sg__staged_node *sn, const sg__pstate *keep) {
   drop_states_but2(sn, keep, NULL);
 }
 
-void sg__staging_gc(sg__staging *st, uint32_t index, const sg__copy *also_keep) {
+void sg__staging_gc(sg__staging *st, uint32_t index, const sg__copy *keep,
+                    const sg__copy *also_keep) {
   if (!st || index >= st->node_count) return;
-  drop_states_but2(&st->nodes[index], sg__staging_find(st, index, copy_of(st, index)),
+  drop_states_but2(&st->nodes[index], sg__staging_find(st, index, keep),
                    also_keep ? sg__staging_find(st, index, also_keep) : NULL);
 }
 
@@ -279,14 +266,14 @@ void sg__staging_destroy(sg__staging *st) {
   sg__free(st);
 }
 
-sg_status sg__staging_create(sg_exec *exec, int persistent, const char *fn, sg__staging **out) {
+sg_status sg__staging_create(const sg_staging_options *o, const sg__stage_mem *mem,
+                             int device, int persistent, uint32_t node_count,
+                             struct sg__trace *trace, const char *fn, sg__staging **out) {
   *out = NULL;
-  const sg_staging_options *o = &exec->options.staging;
-  int on_cuda = exec->options.backend == SG_BACKEND_CUDA;
-  /* The host backend copies directly under NONE and AUTO; a pool named
-   * anyway is still held for the executable's life (an object with no
-   * node state). */
-  int never = !on_cuda && (o->policy == SG_STAGING_NONE || o->policy == SG_STAGING_AUTO);
+  /* Without DMA (the host backend) NONE and AUTO copy directly; a pool
+   * named anyway is still held for the executable's life (an object with
+   * no node state). */
+  int never = !mem->dma && (o->policy == SG_STAGING_NONE || o->policy == SG_STAGING_AUTO);
   if (never && !o->pool) return SG_OK;
   if (o->ring_depth > MAX_RING_DEPTH)
     return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: staging.ring_depth %u is above the limit of %u",
@@ -302,9 +289,10 @@ sg_status sg__staging_create(sg_exec *exec, int persistent, const char *fn, sg__
   }
   sg__staging *st = sg__calloc(1, sizeof *st);
   if (!st) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
-  st->exec = exec;
-  st->on_cuda = on_cuda;
+  st->mem = mem;
+  st->device = device;
   st->persistent = persistent;
+  st->trace = trace;
   st->policy = o->policy;
   st->requested = o->pool;
   st->chunk_bytes = o->chunk_bytes;
@@ -313,30 +301,15 @@ sg_status sg__staging_create(sg_exec *exec, int persistent, const char *fn, sg__
   /* Until the protocol is known (with the pool), the lower of the two
    * defaults, so that a copy the memop protocol would stage takes the pool. */
   st->min_bytes = o->auto_min_bytes ? o->auto_min_bytes : SG__STAGE_AUTO_MIN_MEMOPS;
+  st->min_bytes_given = o->auto_min_bytes != 0;
   st->register_after = o->auto_register_after ? o->auto_register_after : DEFAULT_REGISTER_AFTER;
-  st->node_count = never ? 0 : exec->snap.node_count;
+  st->node_count = never ? 0 : node_count;
   st->nodes = sg__calloc(st->node_count ? st->node_count : 1, sizeof *st->nodes);
   if (!st->nodes) {
     sg__free(st);
     return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
   }
   sg_status s = o->pool ? attach_pool(st, fn) : SG_OK;
-  for (uint32_t i = 0; !s && i < st->node_count; i++) {
-    const sg__node *n = &exec->snap.nodes[i];
-    if (n->kind != SG__NODE_COPY) continue;
-    st->nodes[i].seen_src = n->u.copy.src;
-    st->nodes[i].seen_dst = n->u.copy.dst;
-    st->nodes[i].seen_bytes = n->u.copy.bytes;
-    st->nodes[i].dir = sg__staging_classify(st, &n->u.copy);
-    if (!st->nodes[i].dir || !may_stage(st, &n->u.copy)) continue;
-    char where[SG__LABEL_BYTES + 64];
-    char label[SG__LABEL_BYTES + 16];
-    sg__format(where, sizeof where, "%s: %s", fn, sg__staging_label(st, i, label));
-    s = attach_pool(st, where);
-    if (!s && persistent) s = sg__staging_prepare(st, i, &n->u.copy, where);
-    if (!s && !persistent && stages_first(st, &n->u.copy))
-      s = check_ring(st, st->nodes[i].dir, &n->u.copy, where);
-  }
   if (s) {
     sg__staging_destroy(st);
     return s;
@@ -345,21 +318,40 @@ sg_status sg__staging_create(sg_exec *exec, int persistent, const char *fn, sg__
   return SG_OK;
 }
 
-sg_status sg__staging_update_node(sg__staging *st, uint32_t index, const sg__node *fresh) {
-  if (!st || index >= st->node_count || fresh->kind != SG__NODE_COPY) return SG_OK;
+static void remember(sg__staged_node *sn, const sg__copy *c, sg__stage_dir dir) {
+  sn->dir = dir;
+  sn->seen_src = c->src;
+  sn->seen_dst = c->dst;
+  sn->seen_bytes = c->bytes;
+}
+
+sg_status sg__staging_add(sg__staging *st, uint32_t index, const char *name, const sg__copy *c,
+                          sg__stage_dir dir, const char *where) {
+  if (!st || index >= st->node_count) return SG_OK;
+  remember(&st->nodes[index], c, dir);
+  if (!dir || !may_stage(st, c)) return SG_OK;
+  sg_status s = attach_pool(st, where);
+  if (!s && st->persistent) s = sg__staging_prepare(st, index, name, c, where);
+  if (!s && !st->persistent && stages_first(st, c)) s = check_ring(st, dir, c, where);
+  return s;
+}
+
+sg_status sg__staging_update(sg__staging *st, uint32_t index, const char *name,
+                             const sg__copy *c, sg__stage_dir dir, int drop_others,
+                             const char *where) {
+  if (!st || index >= st->node_count) return SG_OK;
   sg__staged_node *sn = &st->nodes[index];
-  char where[SG__LABEL_BYTES + 64];
-  char label[SG__LABEL_BYTES + 16];
-  sg__format(where, sizeof where, "sg_exec_set_copy: %s", sg__staging_label(st, index, label));
-  sg__stage_dir dir = sg__staging_classify(st, &fresh->u.copy);
   if (st->persistent) {
-    sg_status s = sg__staging_prepare(st, index, &fresh->u.copy, where);
+    sg_status s = sg__staging_prepare(st, index, name, c, where);
     if (s) return s;
-    drop_states_but(sn, sg__staging_find(st, index, &fresh->u.copy));
+    /* Without drop_others a graph built with the old state may still run:
+     * the node keeps it, and its bookkeeping, until sg__staging_gc. */
+    if (!drop_others) return SG_OK;
+    drop_states_but(sn, sg__staging_find(st, index, c));
   } else {
-    if (dir && may_stage(st, &fresh->u.copy)) {
+    if (dir && may_stage(st, c)) {
       sg_status s = attach_pool(st, where);
-      if (!s && stages_first(st, &fresh->u.copy)) s = check_ring(st, dir, &fresh->u.copy, where);
+      if (!s && stages_first(st, c)) s = check_ring(st, dir, c, where);
       if (s) return s;
     }
     /* The route is chosen again from the next launch on. A registration
@@ -367,49 +359,36 @@ sg_status sg__staging_update_node(sg__staging *st, uint32_t index, const sg__nod
      * again, or another part of it): letting it go would unpin the buffer
      * only for the next launch to pin it again. */
     void *host = NULL, *device;
-    if (dir) sg__staging_sides(&fresh->u.copy, dir, &host, &device);
-    if (sn->reg && !(dir && sg__reg_binding_covers(sn->reg, host, fresh->u.copy.bytes))) {
+    if (dir) sg__staging_sides(c, dir, &host, &device);
+    if (sn->reg && !(dir && sg__reg_binding_covers(sn->reg, host, c->bytes))) {
       sg__reg_unbind(sn->reg);
       sn->reg = NULL;
     }
     sn->streak = 0;
     sn->no_register = 0;
   }
-  sn->dir = dir;
-  sn->seen_src = fresh->u.copy.src;
-  sn->seen_dst = fresh->u.copy.dst;
-  sn->seen_bytes = fresh->u.copy.bytes;
+  remember(sn, c, dir);
   return SG_OK;
-}
-
-sg_status sg__staging_prepare_update(sg__staging *st, uint32_t index, const sg__node *fresh) {
-  if (!st || index >= st->node_count || fresh->kind != SG__NODE_COPY) return SG_OK;
-  if (!st->persistent) return sg__staging_update_node(st, index, fresh);
-  char where[SG__LABEL_BYTES + 64];
-  char label[SG__LABEL_BYTES + 16];
-  sg__format(where, sizeof where, "sg_exec_set_copy: %s", sg__staging_label(st, index, label));
-  return sg__staging_prepare(st, index, &fresh->u.copy, where);
 }
 
 /* ---- per-launch regime ------------------------------------------------ */
 
-/* A copy that would go to the driver as pageable memory, on CUDA: only when
- * no registration touches its host range (the driver refuses a range that
- * is partly registered), and guarded until sg__staging_direct_end so that
- * none is made meanwhile. Otherwise it goes through a registration that
- * covers it all (under the cache's in-flight rules), or is staged. */
-static sg_status direct_or_else(sg__staging *st, uint32_t index, void *host, const char *where,
-                                sg__copy_route *route) {
+/* A copy that would go to the driver as pageable memory, with DMA: only
+ * when no registration touches its host range (the driver refuses a range
+ * that is partly registered), and guarded until sg__staging_direct_end so
+ * that none is made meanwhile. Otherwise it goes through a registration
+ * that covers it all (under the cache's in-flight rules), or is staged. */
+static sg_status direct_or_else(sg__staging *st, uint32_t index, const sg__copy *c, void *host,
+                                const char *where, sg__copy_route *route) {
   sg__staged_node *sn = &st->nodes[index];
-  const sg__copy *c = copy_of(st, index);
-  if (!st->on_cuda) return SG_OK;
-  if (sg__reg_direct_begin(1, host, c->bytes)) {
+  if (!st->mem->dma) return SG_OK;
+  if (sg__reg_direct_begin(st->mem, host, c->bytes)) {
     sn->direct = 1;
     return SG_OK;
   }
   if (!sn->reg) {
     sg__reg_binding *b = NULL;
-    sg_status s = sg__reg_bind(1, host, c->bytes, 0, where, &b);
+    sg_status s = sg__reg_bind(st->mem, host, c->bytes, 0, where, &b);
     if (s) return s;
     sn->reg = b;
   }
@@ -421,13 +400,22 @@ static sg_status direct_or_else(sg__staging *st, uint32_t index, void *host, con
   return attach_pool(st, where);
 }
 
-sg_status sg__staging_route(sg__staging *st, uint32_t index, const char *where,
+sg_status sg__staging_route(sg__staging *st, uint32_t index, const sg__copy *c, const char *where,
                             sg__copy_route *route) {
   sg__staged_node *sn = &st->nodes[index];
-  const sg__copy *c = copy_of(st, index);
+  if (sn->seen_src != c->src || sn->seen_dst != c->dst || sn->seen_bytes != c->bytes) {
+    /* Per-launch regime: no ring is prepared, so no name is needed. */
+    sg_status s =
+        sg__staging_update(st, index, NULL, c, sg__staging_classify(st->mem, c), 1, where);
+    if (s) return s;
+  }
+  if (!sn->dir) { /* no candidate any more: the driver's path, or memcpy */
+    *route = SG__ROUTE_DIRECT;
+    return SG_OK;
+  }
   void *host, *device;
   sg__staging_sides(c, sn->dir, &host, &device);
-  *route = sg__staging_fallback(st->policy, st->on_cuda, 0, c->bytes, st->min_bytes);
+  *route = sg__staging_fallback(st->policy, st->mem->dma, 0, c->bytes, st->min_bytes);
   if (sn->reg) {
     if (sg__reg_use_begin(sn->reg)) {
       *route = SG__ROUTE_REGISTERED;
@@ -441,7 +429,7 @@ sg_status sg__staging_route(sg__staging *st, uint32_t index, const char *where,
     sn->streak = 0;
   }
   if (st->policy == SG_STAGING_STAGE) return SG_OK;
-  if (st->policy == SG_STAGING_NONE) return direct_or_else(st, index, host, where, route);
+  if (st->policy == SG_STAGING_NONE) return direct_or_else(st, index, c, host, where, route);
   if (c->bytes >= st->min_bytes && sn->streak < st->register_after) sn->streak++;
   int may = !sn->no_register && sg__staging_may_register(st->policy, c->bytes, st->min_bytes,
                                                          sn->streak, st->register_after);
@@ -450,9 +438,8 @@ sg_status sg__staging_route(sg__staging *st, uint32_t index, const char *where,
    * until the registration is done (docs/staging.md, "Registration"). */
   sg__reg_binding *b = NULL;
   sg_status s = may && st->policy == SG_STAGING_AUTO
-                    ? sg__reg_bind_background(st->on_cuda, st->exec->options.device, host,
-                                              c->bytes, where, &b)
-                    : sg__reg_bind(st->on_cuda, host, c->bytes, may, where, &b);
+                    ? sg__reg_bind_background(st->mem, st->device, host, c->bytes, where, &b)
+                    : sg__reg_bind(st->mem, host, c->bytes, may, where, &b);
   if (s) return s;
   if (b) {
     sn->reg = b;
@@ -463,56 +450,20 @@ sg_status sg__staging_route(sg__staging *st, uint32_t index, const char *where,
   } else if (may) {
     sn->no_register = 1; /* do not pay for a refused registration at every launch */
   }
-  if (*route == SG__ROUTE_DIRECT) return direct_or_else(st, index, host, where, route);
+  if (*route == SG__ROUTE_DIRECT) return direct_or_else(st, index, c, host, where, route);
   return SG_OK;
 }
 
-void sg__staging_direct_end(sg__staging *st, uint32_t index) {
+void sg__staging_direct_end(sg__staging *st, uint32_t index, const sg__copy *c) {
   if (!st || index >= st->node_count || !st->nodes[index].direct) return;
   sg__staged_node *sn = &st->nodes[index];
-  const sg__copy *c = copy_of(st, index);
   void *host, *device;
   sg__staging_sides(c, sn->dir, &host, &device);
-  sg__reg_direct_end(st->on_cuda, host, c->bytes);
+  sg__reg_direct_end(st->mem, host, c->bytes);
   sn->direct = 0;
 }
 
-/* ---- statistics ------------------------------------------------------- */
-
-void sg__staging_count(sg__staging *st, sg__copy_route route) {
-  if (route != SG__ROUTE_DIRECT)
-    sg__exec_count_copies(st->exec, route == SG__ROUTE_STAGE, route == SG__ROUTE_REGISTERED);
-}
-
-void sg__staging_count_launch(sg__staging *st) {
-  if (!st || !st->persistent) return;
-  uint64_t staged = 0, registered = 0;
-  for (uint32_t i = 0; i < st->node_count; i++) {
-    if (!st->nodes[i].states) continue;
-    const sg__pstate *p = sg__staging_find(st, i, copy_of(st, i));
-    if (!p) continue;
-    staged += p->route == SG__ROUTE_STAGE;
-    registered += p->route == SG__ROUTE_REGISTERED;
-  }
-  if (staged || registered) sg__exec_count_copies(st->exec, staged, registered);
-}
-
 /* ---- memop protocol ----------------------------------------------------- */
-
-int sg__staging_arm_launch(sg__staging *st, const sg__stage_watch *watch) {
-  if (!st || !st->persistent || st->protocol != SG__STAGE_MEMOPS) return 0;
-  int armed = 0;
-  for (uint32_t i = 0; i < st->node_count; i++) {
-    if (!st->nodes[i].states) continue;
-    const sg__pstate *p = sg__staging_find(st, i, copy_of(st, i));
-    if (!p || p->route != SG__ROUTE_STAGE || p->run->protocol != SG__STAGE_MEMOPS) continue;
-    char where[SG__LABEL_BYTES + 64], label[SG__LABEL_BYTES + 16];
-    sg__format(where, sizeof where, "sg_exec_launch: %s", sg__staging_label(st, i, label));
-    sg__stage_arm(p->run, watch, where);
-    armed = 1;
-  }
-  return armed;
-}
 
 void sg__staging_settle(sg__staging *st) {
   if (st && st->pool && st->protocol == SG__STAGE_MEMOPS) sg__stage_settle(st->pool);
@@ -522,8 +473,7 @@ void sg__staging_disown(sg__staging *st, void *report_ctx) {
   if (st && st->pool && st->protocol == SG__STAGE_MEMOPS) sg__stage_disown(st->pool, report_ctx);
 }
 
-void sg__staging_trace_run(const sg__staging *st, sg__stage_run *run, uint32_t index) {
-  const sg_exec *exec = st->exec;
-  sg__stage_run_trace(run, exec->trace, index,
-                      index < exec->snap.node_count ? exec->snap.nodes[index].name : NULL);
+void sg__staging_trace_run(const sg__staging *st, sg__stage_run *run, uint32_t index,
+                           const char *name) {
+  sg__stage_run_trace(run, st->trace, index, name);
 }

@@ -1,0 +1,53 @@
+/* Internal: the executable object, for the files of src/exec only. Backends
+ * see it through exec/backend.h, the pipeline through exec/exec.h. */
+#ifndef SG_EXEC_EXEC_INTERNAL_H
+#define SG_EXEC_EXEC_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "core/error.h"
+#include "core/in_use.h"
+#include "core/snapshot.h"
+#include "exec/backend.h"
+#include "streamgraph/exec.h"
+
+struct sg_exec {
+  sg_exec_options options;     /* as resolved: backend is CUDA or HOST, max_streams > 0 */
+  const sg__backend_ops *ops;
+  void *state;                 /* the backend's own state */
+  sg__snapshot snap;           /* the graph as it was (nodes are updated in place) */
+  sg_plan *plan;               /* owned */
+  uint32_t update_serial;      /* serial of the last graph given to sg_exec_update */
+  sg__arg_spare arg_spare;     /* recycled kernel argument block (sg_exec_set_kernel) */
+  sg__in_use in_use;           /* public calls inside (core/in_use.h) */
+  /* Counted outside the lock (sg_exec_get_stats adds them in): only the
+   * thread using the executable writes or reads them, and sg_exec_set_*
+   * is a per-node path where a lock and unlock are a visible share. */
+  uint64_t param_updates;
+  uint64_t in_place_updates;
+  uint64_t launched;           /* launches accepted (the last launch's number) */
+  /* Tracing (options.trace): the launches' times (exec/trace.h; the
+   * backend writes them, only the front end swaps or frees the trace), and
+   * the label the next launch gets (a pipeline's batch, else
+   * SG__TRACE_NO_LABEL). */
+  struct sg__trace *trace;
+  uint64_t next_label;
+  int dump;                    /* SG_TRACE_DIR was set: write the files at destruction */
+
+  pthread_mutex_t lock;        /* guards what follows: backends' threads write it */
+  sg_exec_stats stats;
+  atomic_int failed;           /* also read without the lock, on every launch and update */
+  sg_status fail_status;
+  char fail_message[SG_ERROR_MESSAGE_BYTES];
+};
+
+/* Makes a backend state for `snap` and `plan` (the executable's, or a new
+ * topology's) into *state, timing launches into `trace` (NULL: untraced);
+ * messages start with `fn`. */
+sg_status sg__exec_backend_create(sg_exec *exec, const sg__snapshot *snap, const sg_plan *plan,
+                                  struct sg__trace *trace, const char *fn, void **state);
+
+
+#endif
