@@ -3,6 +3,7 @@
 // Checked on the host backend with a stand-in owner and stand-in kernel
 // handles, in every order of destruction a program can choose.
 #include <algorithm>
+#include <mutex>
 #include <vector>
 
 #include "sg_test_util.h"
@@ -22,8 +23,10 @@ void release_fake(sg__kernel_owner *o) { reinterpret_cast<FakeModule *>(o)->rele
 
 int kernel_a, kernel_b, kernel_unowned;  // addresses stand for cudaKernel_t handles
 std::vector<int> twin_calls;
+std::mutex twin_calls_lock;  // a pipeline's instances run their twins on pool threads at once
 
 void twin(const sg_kernel_launch *, void *const *args) {
+  std::lock_guard<std::mutex> hold(twin_calls_lock);
   twin_calls.push_back(*static_cast<const int *>(args[0]));
 }
 
