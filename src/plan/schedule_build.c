@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/sys.h"
+#include "plan/schedule_check.h"
 #include "plan/work.h"
 
 void sg__schedule_free(sg__schedule *s) {
@@ -132,6 +133,13 @@ static sg_status build(uint32_t node_count, const uint32_t *succ_start, const ui
     if (!st && streams) st = sg__merge(&w);
     if (!st && streams) st = sg__layout(&w);
     if (!st && streams) st = sg__events(&w);
+#ifndef NDEBUG
+    /* Debug builds prove every plan before a backend trusts it. */
+    if (!st && streams) {
+      out->streams_planned = 1;
+      st = sg__schedule_check(out, succ_start, succ, NULL);
+    }
+#endif
   }
   if (!st) out->streams_planned = streams;
   sg__work_free(&w);

@@ -16,5 +16,6 @@ list(APPEND SG_C_SOURCES
   plan/events.c
   plan/work.c
   plan/schedule_build.c
+  plan/schedule_check.c
   plan/plan.c
   plan/plan_dot.c)

@@ -17,6 +17,7 @@
 
 extern "C" {
 #include "plan/schedule_build.h"
+#include "plan/schedule_check.h"
 }
 #include "streamgraph/streamgraph.h"
 #include "streamgraph/testing.h"
@@ -241,6 +242,14 @@ inline void check_schedule(const Dag &d, const sg__schedule &s, unsigned limit,
   }
   ASSERT_GE(s.stream_count, 1u);
   ASSERT_LE(s.stream_count, s.chain_count);
+  // the library's own check (plan/schedule_check.h) passes it, whenever the
+  // schedule is within its limits
+  int checked = 0;
+  ASSERT_EQ(sg__schedule_check(&s, d.start.data(), d.succ.data(), &checked), SG_OK)
+      << sg_last_error();
+  const uint64_t cells = (uint64_t(s.stream_count) + s.event_count + 1) * s.stream_count;
+  const uint64_t steps = (uint64_t(n) + s.wait_count) * s.stream_count;
+  EXPECT_EQ(checked, cells <= SG__SCHEDULE_CHECK_CELLS && steps <= SG__SCHEDULE_CHECK_STEPS);
   // devices: every stream on one device, its nodes all there, the limit per device
   uint32_t devices = 1;
   if (opt.devices) {
