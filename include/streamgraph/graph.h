@@ -163,6 +163,12 @@ typedef struct sg_stream_fn_desc {
   const char *name;
 } sg_stream_fn_desc;
 
+/* ---- devices ----------------------------------------------------------- */
+/* A node's device when none was set: the executable's (sg_exec_options.device). */
+#define SG_DEVICE_DEFAULT (-1)
+/* The largest device ordinal a node may name, plus one. */
+#define SG_MAX_DEVICES 1024
+
 /* ---- graph ------------------------------------------------------------- */
 SG_API sg_status sg_graph_create(sg_graph **out);
 /* Destroys the graph. Executables made from it are unaffected. */
@@ -277,6 +283,39 @@ static inline sg_status sg_graph_set_host(sg_graph *graph, sg_node node, const s
 #else
 sg_status sg_graph_set_host(sg_graph *graph, sg_node node, const sg_host_desc *desc);
 #endif
+
+/* Runs `node` on CUDA device `device` (an ordinal), or on the executable's
+ * device (SG_DEVICE_DEFAULT: every node's setting until changed). One graph
+ * may spread over several GPUs; one launch drives them all.
+ *
+ * - Kernel, memset, host and stream-function nodes run on streams of their
+ *   device, with that device current (a stream function gets a stream of its
+ *   node's device). A kernel reading another GPU's memory needs peer access,
+ *   which the application enables (cudaDeviceEnablePeerAccess).
+ * - A copy runs on a stream of its node's device. Between device memory of
+ *   two GPUs it is a peer copy: direct (NVLink or PCIe) where the pair of
+ *   devices supports peer access, which the library enables once per pair
+ *   and process the first time an executable needs it (and never disables);
+ *   through pinned host memory, in chunks, where it does not. A copy with a
+ *   pageable host side runs on the executable's device.
+ * - An NCCL node's calls run on their communicators' devices
+ *   (streamgraph/nccl.h); give the node its communicator's device to spare
+ *   a hop between streams.
+ * - Dependencies between nodes on different devices become events recorded
+ *   on one device and waited for on the other; the planner gives each device
+ *   its own streams (the stream limit holds per device) and sg_plan_* tells
+ *   which device each stream belongs to.
+ * - Graph mode builds one CUDA graph whose nodes sit on their devices
+ *   (docs/multi-gpu.md says what the driver allows).
+ * - The host backend runs such graphs too, planning streams per device the
+ *   same way (the devices are emulated: any ordinal is accepted).
+ *
+ * The device is checked when an executable is made (SG_ERR_BACKEND_UNAVAILABLE
+ * naming the node, for an ordinal with no device). Changing it in the graph
+ * and calling sg_exec_update re-plans the executable (stats.rebuilds). */
+SG_API sg_status sg_graph_set_device(sg_graph *graph, sg_node node, int device);
+/* The node's device as set: an ordinal, or SG_DEVICE_DEFAULT. */
+SG_API sg_status sg_graph_get_device(const sg_graph *graph, sg_node node, int *device);
 
 SG_API sg_status sg_graph_node_count(const sg_graph *graph, size_t *count);
 /* Distinct edges (duplicates are stored once). */

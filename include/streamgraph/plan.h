@@ -31,7 +31,9 @@ typedef struct sg_plan sg_plan;
  * width exceeds the limit, chains of nodes are merged onto the limit's
  * streams, choosing merges that cost the least concurrency. Events carry
  * every cross-stream dependency that stream order and earlier events do not
- * already imply. docs/plan.md describes the algorithms. */
+ * already imply. With nodes on several devices, the limit holds per device
+ * and width counts each device's nodes apart (sg_plan_get_stream_device).
+ * docs/plan.md describes the algorithms. */
 SG_API sg_status sg_plan_create(const sg_graph *graph, unsigned max_streams, sg_plan **out);
 /* Frees a plan made by sg_plan_create. A plan obtained from an executable
  * (sg_exec_get_plan) belongs to it: SG_ERR_INVALID_ARGUMENT. */
@@ -47,7 +49,8 @@ typedef struct sg_plan_summary {
   unsigned event_count;        /* events recorded per launch; each is waited for by one or
                                   more other streams */
   unsigned max_streams;        /* the limit the plan was made under (0 resolved) */
-  size_t width;                /* the DAG's width (largest set of mutually independent nodes) */
+  size_t width;                /* the DAG's width (largest set of mutually independent nodes);
+                                  with nodes on several devices, each device's summed */
   int width_exact;             /* 1 if `width` is exact, 0 if it is a lower bound
                                   (large graphs use a near-linear method) */
   size_t critical_path_nodes;  /* nodes on the longest dependency chain */
@@ -109,6 +112,13 @@ SG_API sg_status sg_plan_get_waits(const sg_plan *plan, sg_node node, sg_plan_wa
  * length. */
 SG_API sg_status sg_plan_get_stream(const sg_plan *plan, unsigned stream, sg_node *nodes,
                                     size_t capacity, size_t *count);
+
+/* The device `stream` runs on: a CUDA ordinal, or SG_DEVICE_DEFAULT for a
+ * plan made by sg_plan_create whose nodes were left on the default device
+ * (an executable's plan names its device). A stream never holds nodes of two
+ * devices; with nodes on several devices (sg_graph_set_device) each device
+ * gets its own streams, up to max_streams each. */
+SG_API sg_status sg_plan_get_stream_device(const sg_plan *plan, unsigned stream, int *device);
 
 /* The plan as Graphviz DOT: one cluster per stream, nodes coloured by stream
  * and labelled with name, kind and index; the reduced edges drawn solid,

@@ -6,7 +6,8 @@
  * several CUDA streams, as one CUDA Graph, or on host threads; inspect the
  * plan (plan.h); stage pageable copies through pinned memory (staging.h);
  * run it over a stream of batches (pipeline.h); compile kernels from source at
- * run time (module.h).
+ * run time (module.h); run NCCL collectives as nodes (nccl.h). Nodes may sit
+ * on several GPUs (sg_graph_set_device).
  */
 #ifndef STREAMGRAPH_H
 #define STREAMGRAPH_H
@@ -20,5 +21,6 @@
 #include "exec.h"
 #include "pipeline.h"
 #include "module.h"
+#include "nccl.h"
 
 #endif

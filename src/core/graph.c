@@ -372,3 +372,64 @@ sg_status sg_graph_validate(const sg_graph *graph) {
   sg__graph_read_end(graph);
   return st;
 }
+
+/* ---- NCCL nodes and devices ---------------------------------------------- */
+
+sg_status sg_graph_add_nccl(sg_graph *graph, const sg_nccl_desc *desc, const sg_node *deps,
+                            size_t dep_count, sg_node *out) {
+  sg_status st = enter(graph, __func__);
+  if (st) return st;
+  st = check_deps(graph, deps, dep_count, __func__);
+  sg__where where = {__func__, "nccl", desc ? desc->name : NULL, NULL, graph->node_count};
+  sg__node node;
+  if (!st) st = sg__node_from_nccl(desc, &where, &node);
+  if (!st) st = append_node(graph, &node, deps, dep_count, out, __func__);
+  leave(graph);
+  return st;
+}
+
+sg_status sg_graph_set_nccl(sg_graph *graph, sg_node node, const sg_nccl_desc *desc) {
+  uint32_t index;
+  sg_status st = enter(graph, __func__);
+  if (st) return st;
+  st = edit_target(graph, node, SG__NODE_NCCL, __func__, &index);
+  sg__node fresh;
+  if (!st) {
+    sg__where where = {__func__, NULL, NULL, &graph->nodes[index], index};
+    st = sg__node_from_nccl(desc, &where, &fresh);
+  }
+  if (!st) {
+    sg__node_replace(&graph->nodes[index], &fresh);
+    sg__node_free(&fresh);
+  }
+  leave(graph);
+  return st;
+}
+
+sg_status sg_graph_set_device(sg_graph *graph, sg_node node, int device) {
+  uint32_t index;
+  sg_status st = enter(graph, __func__);
+  if (st) return st;
+  st = sg__node_resolve(node, graph->serial, graph->node_count, __func__, "node", &index);
+  if (!st && (device < SG_DEVICE_DEFAULT || device >= SG_MAX_DEVICES)) {
+    char label[SG__LABEL_BYTES];
+    st = sg__fail(SG_ERR_INVALID_ARGUMENT,
+                  "%s: node %s: device %d is neither an ordinal below %d nor SG_DEVICE_DEFAULT",
+                  __func__, sg__node_label(&graph->nodes[index], index, label), device,
+                  SG_MAX_DEVICES);
+  }
+  if (!st) graph->nodes[index].device = device;
+  leave(graph);
+  return st;
+}
+
+sg_status sg_graph_get_device(const sg_graph *graph, sg_node node, int *device) {
+  sg_status st = enter_shared(graph, __func__);
+  if (st) return st;
+  uint32_t index;
+  if (!device) st = sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: device is NULL", __func__);
+  if (!st) st = sg__node_resolve(node, graph->serial, graph->node_count, __func__, "node", &index);
+  if (!st) *device = graph->nodes[index].device;
+  sg__graph_read_end(graph);
+  return st;
+}

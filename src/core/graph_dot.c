@@ -17,6 +17,7 @@ static const char *shape(sg__node_kind kind) {
     case SG__NODE_MEMSET: return "box3d";
     case SG__NODE_HOST: return "hexagon";
     case SG__NODE_STREAM_FN: return "component";
+    case SG__NODE_NCCL: return "octagon";
     default: return "ellipse";
   }
 }
@@ -50,7 +51,12 @@ static void put_node(sg__text *t, const sg__node *node, uint32_t i) {
                     k->block.x, k->block.y, k->block.z);
   } else if (node->kind == SG__NODE_MEMSET) {
     sg__text_printf(t, "\\n%zu x %u B", node->u.memset.count, node->u.memset.element_size);
+  } else if (node->kind == SG__NODE_NCCL) {
+    const sg__nccl *c = &node->u.nccl;
+    sg__text_printf(t, "\\n%s", sg__nccl_op_name(c->calls[0].op));
+    if (c->call_count > 1) sg__text_printf(t, " +%u", c->call_count - 1);
   }
+  if (node->device != SG_DEVICE_DEFAULT) sg__text_printf(t, "\\ndevice %d", node->device);
   sg__text_printf(t, "\"];\n");
 }
 

@@ -12,7 +12,7 @@
 #include "core/sys.h"
 
 static const char *const kind_names[SG__NODE_KIND_COUNT] = {
-    "copy", "kernel", "memset", "host", "empty", "stream-fn"};
+    "copy", "kernel", "memset", "host", "empty", "stream-fn", "nccl"};
 
 const char *sg__node_kind_name(sg__node_kind kind) {
   return (unsigned)kind < SG__NODE_KIND_COUNT ? kind_names[kind] : "?";
@@ -167,6 +167,7 @@ sg_status sg__node_from_copy(const sg_copy_desc *desc, const sg__where *where, s
   if ((st = copy_name(desc->name, where, &name))) return st;
   memset(out, 0, sizeof *out);
   out->kind = SG__NODE_COPY;
+  out->device = SG_DEVICE_DEFAULT;
   out->name = name;
   out->u.copy = (sg__copy){desc->dst, desc->src, desc->bytes, kind, dst_mem, src_mem,
                            dst_alloc, src_alloc, 0};
@@ -265,6 +266,7 @@ sg_status sg__node_from_kernel_reusing(const sg_kernel_desc *desc, const sg__whe
    * fill, compiles to `rep stos`, whose start-up was a quarter of this
    * function's time on the sg_exec_set_kernel path. */
   out->kind = SG__NODE_KERNEL;
+  out->device = SG_DEVICE_DEFAULT;
   out->name = name;
   sg__kernel *k = &out->u.kernel;
   k->func = desc->func;
@@ -324,6 +326,7 @@ sg_status sg__node_from_memset(const sg_memset_desc *desc, const sg__where *wher
   if ((st = copy_name(desc->name, where, &name))) return st;
   memset(out, 0, sizeof *out);
   out->kind = SG__NODE_MEMSET;
+  out->device = SG_DEVICE_DEFAULT;
   out->name = name;
   out->u.memset = (sg__memset){desc->dst, desc->value, es, desc->count, dst_mem, dst_alloc, 0};
   return SG_OK;
@@ -337,6 +340,7 @@ sg_status sg__node_from_host(const sg_host_desc *desc, const sg__where *where, s
   if (st) return st;
   memset(out, 0, sizeof *out);
   out->kind = SG__NODE_HOST;
+  out->device = SG_DEVICE_DEFAULT;
   out->name = name;
   out->u.host = (sg__host){desc->fn, desc->user_data};
   return SG_OK;
@@ -362,8 +366,93 @@ sg_status sg__node_from_stream_fn(const sg_stream_fn_desc *desc, const sg__where
   p->host_twin = desc->host_twin;
   memset(out, 0, sizeof *out);
   out->kind = SG__NODE_STREAM_FN;
+  out->device = SG_DEVICE_DEFAULT;
   out->name = name;
   out->u.stream_fn = p;
+  return SG_OK;
+}
+
+/* ---- NCCL ---------------------------------------------------------------- */
+
+static const char *const nccl_op_names[] = {"?", "all-reduce", "all-gather", "send", "recv"};
+
+/* Bytes of one element of `type`; 0 for a value that is no sg_nccl_type. */
+static size_t nccl_type_bytes(sg_nccl_type type) {
+  switch (type) {
+    case SG_NCCL_INT8: case SG_NCCL_UINT8: return 1;
+    case SG_NCCL_FLOAT16: case SG_NCCL_BFLOAT16: return 2;
+    case SG_NCCL_INT32: case SG_NCCL_UINT32: case SG_NCCL_FLOAT32: return 4;
+    case SG_NCCL_INT64: case SG_NCCL_UINT64: case SG_NCCL_FLOAT64: return 8;
+    default: return 0;
+  }
+}
+
+size_t sg__nccl_type_bytes(sg_nccl_type type) { return nccl_type_bytes(type); }
+
+const char *sg__nccl_op_name(sg_nccl_op op) {
+  return op >= SG_NCCL_ALL_REDUCE && op <= SG_NCCL_RECV ? nccl_op_names[op] : "?";
+}
+
+/* What can be checked without NCCL: the op, the type, the count and that
+ * the pointers the op reads and writes are given (and only those). */
+static sg_status check_nccl_call(const sg_nccl_call *c, unsigned i, const sg__where *where) {
+  if (c->op < SG_NCCL_ALL_REDUCE || c->op > SG_NCCL_RECV)
+    return fail_at(where, SG_ERR_INVALID_ARGUMENT, "call %u: op %d is not an sg_nccl_op", i,
+                   (int)c->op);
+  const char *op = nccl_op_names[c->op];
+  if (!c->comm) return fail_at(where, SG_ERR_INVALID_ARGUMENT, "call %u (%s): comm is NULL", i, op);
+  if (c->count == 0)
+    return fail_at(where, SG_ERR_INVALID_ARGUMENT, "call %u (%s): count is 0", i, op);
+  size_t elem = nccl_type_bytes(c->type), bytes;
+  if (!elem)
+    return fail_at(where, SG_ERR_INVALID_ARGUMENT, "call %u (%s): type %d is not an sg_nccl_type",
+                   i, op, (int)c->type);
+  if (sg__mul_overflows(c->count, elem, &bytes) || bytes > PTRDIFF_MAX)
+    return fail_at(where, SG_ERR_INVALID_ARGUMENT,
+                   "call %u (%s): count %zu of %zu-byte elements is larger than any buffer can "
+                   "be; check how the count is computed", i, op, c->count, elem);
+  int reads = c->op != SG_NCCL_RECV, writes = c->op != SG_NCCL_SEND;
+  if (reads && !c->send)
+    return fail_at(where, SG_ERR_INVALID_ARGUMENT, "call %u (%s): send is NULL", i, op);
+  if (writes && !c->recv)
+    return fail_at(where, SG_ERR_INVALID_ARGUMENT, "call %u (%s): recv is NULL", i, op);
+  if (!reads && c->send)
+    return fail_at(where, SG_ERR_INVALID_ARGUMENT,
+                   "call %u (recv): send is set; a receive only writes recv (set send to NULL)", i);
+  if (!writes && c->recv)
+    return fail_at(where, SG_ERR_INVALID_ARGUMENT,
+                   "call %u (send): recv is set; a send only reads send (set recv to NULL)", i);
+  if (c->op == SG_NCCL_ALL_REDUCE && (c->reduce < SG_NCCL_SUM || c->reduce > SG_NCCL_AVG))
+    return fail_at(where, SG_ERR_INVALID_ARGUMENT,
+                   "call %u (all-reduce): reduce %d is not an sg_nccl_reduce", i, (int)c->reduce);
+  if ((c->op == SG_NCCL_SEND || c->op == SG_NCCL_RECV) && c->peer < 0)
+    return fail_at(where, SG_ERR_INVALID_ARGUMENT, "call %u (%s): peer %d is not a rank", i, op,
+                   c->peer);
+  return SG_OK;
+}
+
+sg_status sg__node_from_nccl(const sg_nccl_desc *desc, const sg__where *where, sg__node *out) {
+  if (!desc) return fail_at(where, SG_ERR_INVALID_ARGUMENT, "descriptor is NULL");
+  if (desc->call_count == 0 || desc->call_count > SG_MAX_NCCL_CALLS)
+    return fail_at(where, SG_ERR_INVALID_ARGUMENT, "%u calls; 1 to %u are allowed",
+                   desc->call_count, SG_MAX_NCCL_CALLS);
+  if (!desc->calls) return fail_at(where, SG_ERR_INVALID_ARGUMENT, "calls is NULL");
+  sg_status st;
+  for (unsigned i = 0; i < desc->call_count; i++)
+    if ((st = check_nccl_call(&desc->calls[i], i, where))) return st;
+  char *name;
+  if ((st = copy_name(desc->name, where, &name))) return st;
+  sg_nccl_call *calls = sg__malloc(desc->call_count * sizeof *calls);
+  if (!calls) {
+    sg__free(name);
+    return fail_at(where, SG_ERR_OUT_OF_MEMORY, "out of memory copying the calls");
+  }
+  memcpy(calls, desc->calls, desc->call_count * sizeof *calls);
+  memset(out, 0, sizeof *out);
+  out->kind = SG__NODE_NCCL;
+  out->device = SG_DEVICE_DEFAULT;
+  out->name = name;
+  out->u.nccl = (sg__nccl){calls, desc->call_count};
   return SG_OK;
 }
 
@@ -373,6 +462,7 @@ sg_status sg__node_empty(const char *name, const sg__where *where, sg__node *out
   if (st) return st;
   memset(out, 0, sizeof *out);
   out->kind = SG__NODE_EMPTY;
+  out->device = SG_DEVICE_DEFAULT;
   out->name = copy;
   return SG_OK;
 }
@@ -395,6 +485,16 @@ sg_status sg__node_clone(const sg__node *src, sg__node *dst) {
     memcpy(k->arg_ptrs, src->u.kernel.arg_ptrs, k->arg_blob_bytes);
     link_args(k);
   }
+  if (src->kind == SG__NODE_NCCL) {
+    size_t bytes = src->u.nccl.call_count * sizeof *src->u.nccl.calls;
+    dst->u.nccl.calls = sg__malloc(bytes);
+    if (!dst->u.nccl.calls) {
+      sg__free(dst->name);
+      dst->name = NULL;
+      return SG_ERR_OUT_OF_MEMORY;
+    }
+    memcpy(dst->u.nccl.calls, src->u.nccl.calls, bytes);
+  }
   if (src->kind == SG__NODE_STREAM_FN) atomic_fetch_add(&src->u.stream_fn->refs, 1);
   if (src->kind == SG__NODE_KERNEL && src->u.kernel.owner) {
     dst->u.kernel.owner = src->u.kernel.owner;
@@ -409,6 +509,9 @@ static void release_params(sg__node *node) {
     node->u.kernel.arg_ptrs = NULL;
     if (node->u.kernel.owner) sg__kernel_owner_release(node->u.kernel.owner);
     node->u.kernel.owner = NULL;
+  } else if (node->kind == SG__NODE_NCCL) {
+    sg__free(node->u.nccl.calls);
+    node->u.nccl.calls = NULL;
   } else if (node->kind == SG__NODE_STREAM_FN && node->u.stream_fn) {
     sg__stream_fn_payload *p = node->u.stream_fn;
     if (atomic_fetch_sub(&p->refs, 1) == 1) {
@@ -457,6 +560,13 @@ void sg__memset_fill(const sg__memset *m) {
   }
 }
 
+/* Field by field: the structs' padding holds whatever the caller's had. */
+static int nccl_calls_equal(const sg_nccl_call *x, const sg_nccl_call *y) {
+  return x->op == y->op && x->comm == y->comm && x->send == y->send && x->recv == y->recv &&
+         x->count == y->count && x->type == y->type && x->reduce == y->reduce &&
+         x->peer == y->peer;
+}
+
 int sg__node_params_equal(const sg__node *a, const sg__node *b) {
   if (a->kind != b->kind) return 0;
   switch (a->kind) {
@@ -485,6 +595,11 @@ int sg__node_params_equal(const sg__node *a, const sg__node *b) {
       return 1;
     case SG__NODE_STREAM_FN:
       return a->u.stream_fn == b->u.stream_fn;
+    case SG__NODE_NCCL:
+      if (a->u.nccl.call_count != b->u.nccl.call_count) return 0;
+      for (unsigned i = 0; i < a->u.nccl.call_count; i++)
+        if (!nccl_calls_equal(&a->u.nccl.calls[i], &b->u.nccl.calls[i])) return 0;
+      return 1;
     default:
       return 0;
   }

@@ -12,6 +12,7 @@
 
 #include "streamgraph/graph.h"
 #include "streamgraph/memory.h"
+#include "streamgraph/nccl.h"
 
 typedef enum sg__node_kind {
   SG__NODE_COPY = 0,
@@ -20,6 +21,7 @@ typedef enum sg__node_kind {
   SG__NODE_HOST,
   SG__NODE_EMPTY,
   SG__NODE_STREAM_FN,
+  SG__NODE_NCCL,
   SG__NODE_KIND_COUNT
 } sg__node_kind;
 
@@ -78,8 +80,17 @@ typedef struct sg__stream_fn_payload {
   sg_host_fn host_twin;
 } sg__stream_fn_payload;
 
+/* An NCCL node's calls, copied (owned). */
+typedef struct sg__nccl {
+  sg_nccl_call *calls;
+  unsigned call_count;
+} sg__nccl;
+
 typedef struct sg__node {
   sg__node_kind kind;
+  /* The device ordinal the node runs on, or SG_DEVICE_DEFAULT (the
+   * executable's). Set by sg_graph_set_device; parameter updates keep it. */
+  int device;
   char *name; /* owned; NULL when unnamed */
   union {
     sg__copy copy;
@@ -87,6 +98,7 @@ typedef struct sg__node {
     sg__memset memset;
     sg__host host;
     sg__stream_fn_payload *stream_fn;
+    sg__nccl nccl;
   } u;
 } sg__node;
 
@@ -119,6 +131,10 @@ sg_status sg__node_from_memset(const sg_memset_desc *desc, const sg__where *wher
 sg_status sg__node_from_host(const sg_host_desc *desc, const sg__where *where, sg__node *out);
 sg_status sg__node_from_stream_fn(const sg_stream_fn_desc *desc, const sg__where *where,
                                   sg__node *out);
+sg_status sg__node_from_nccl(const sg_nccl_desc *desc, const sg__where *where, sg__node *out);
+/* Bytes of one element of an NCCL type (0: not a type); "all-reduce"... */
+size_t sg__nccl_type_bytes(sg_nccl_type type);
+const char *sg__nccl_op_name(sg_nccl_op op);
 sg_status sg__node_empty(const char *name, const sg__where *where, sg__node *out);
 
 /* A spare argument block for kernel updates: sg__node_from_kernel_reusing
@@ -137,7 +153,7 @@ void sg__node_replace_keeping(sg__node *dst, sg__node *src, sg__arg_spare *spare
 sg_status sg__node_clone(const sg__node *src, sg__node *dst);
 void sg__node_free(sg__node *node);
 /* Replaces dst's parameters by src's (same kind), keeping dst's name when src
- * has none; src is consumed (moved: left an empty node owning nothing), so
+ * has none, and dst's device; src is consumed (moved: left an empty node owning nothing), so
  * nothing is allocated. */
 void sg__node_replace(sg__node *dst, sg__node *src);
 /* Carries out a memset whose destination the CPU can write (the host

@@ -29,6 +29,13 @@ if(SG_HAVE_NVRTC)
 else()
   list(APPEND SG_CUDA_C_SOURCES cuda/no_nvrtc.c)
 endif()
+# NCCL nodes: when NCCL is found (cmake/nccl.cmake); otherwise every entry
+# point answers "not built" (also in a build without CUDA).
+if(SG_HAVE_NCCL)
+  list(APPEND SG_CUDA_C_SOURCES cuda/nccl_node.c)
+else()
+  list(APPEND SG_C_SOURCES cuda/no_nccl.c)
+endif()
 # Without CUDA: what the rest of the library asks of this folder, answered
 # "no device", and NVTX ranges that do nothing.
 if(NOT SG_HAVE_CUDA)

@@ -28,6 +28,10 @@ sg_status sg__host_check_node(const sg__node *node, uint32_t index, const char *
                         "reach (allocate with sg_mem_alloc(SG_BACKEND_HOST, ...))",
                         fn, sg__node_label(node, index, label));
       return SG_OK;
+    case SG__NODE_NCCL:
+      return sg__fail(SG_ERR_UNSUPPORTED,
+                      "%s: NCCL node %s runs on the CUDA backend only (the host backend has no "
+                      "communicators)", fn, sg__node_label(node, index, label));
     case SG__NODE_MEMSET:
       if (real_device_memory(node->u.memset.dst_memory))
         return sg__fail(SG_ERR_INVALID_COPY,

@@ -3,6 +3,7 @@
  * calls; DOT in plan_dot.c; sg_plan_create, which resolves the device's
  * stream limit, in exec/plan_create.c. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
@@ -42,6 +43,8 @@ static void free_plan(sg_plan *p) {
   sg__schedule_free(&p->schedule);
   sg__free(p->succ_start);
   sg__free(p->succ);
+  sg__free(p->device_of);
+  sg__free(p->devices);
   sg__free(p->rank);
   sg__free(p->kinds);
   sg__free(p->name_at);
@@ -60,8 +63,58 @@ static sg_status keep_edges(sg_plan *p, const sg__snapshot *snap) {
   return SG_OK;
 }
 
-static sg_status build_plan(const sg__snapshot *snap, unsigned max_streams, int owned_by_exec,
-                            int deferred, sg_plan **out) {
+static int by_ordinal(const void *a, const void *b) {
+  int x = *(const int *)a, y = *(const int *)b;
+  return (x > y) - (x < y);
+}
+
+/* The devices the nodes run on (p->devices, ascending) and, when there are
+ * several, each node's dense device (p->device_of). */
+static sg_status resolve_devices(sg_plan *p, const sg__snapshot *snap, int default_device) {
+  uint32_t n = snap->node_count;
+  int *ordinal = sg__malloc((n ? n : 1) * sizeof *ordinal);
+  p->devices = sg__malloc((n ? n : 1) * sizeof *p->devices);
+  if (!ordinal || !p->devices) {
+    sg__free(ordinal);
+    return SG_ERR_OUT_OF_MEMORY;
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    int d = snap->nodes[i].device;
+    ordinal[i] = d == SG_DEVICE_DEFAULT ? default_device : d;
+    p->devices[i] = ordinal[i];
+  }
+  uint32_t count = 0;
+  if (n) {
+    qsort(p->devices, n, sizeof *p->devices, by_ordinal);
+    for (uint32_t i = 0; i < n; i++)
+      if (i == 0 || p->devices[i] != p->devices[count - 1]) p->devices[count++] = p->devices[i];
+  } else {
+    p->devices[count++] = default_device;
+  }
+  p->device_count = count;
+  if (count > 1) {
+    p->device_of = sg__malloc(n * sizeof *p->device_of);
+    if (!p->device_of) {
+      sg__free(ordinal);
+      return SG_ERR_OUT_OF_MEMORY;
+    }
+    /* Dense numbers by binary search in the ascending, distinct ordinals. */
+    for (uint32_t i = 0; i < n; i++) {
+      uint32_t lo = 0, hi = count;
+      while (hi - lo > 1) {
+        uint32_t mid = (lo + hi) / 2;
+        if (p->devices[mid] <= ordinal[i]) lo = mid;
+        else hi = mid;
+      }
+      p->device_of[i] = lo;
+    }
+  }
+  sg__free(ordinal);
+  return SG_OK;
+}
+
+static sg_status build_plan(const sg__snapshot *snap, unsigned max_streams, int default_device,
+                            int owned_by_exec, int deferred, sg_plan **out) {
   if (!out) return sg__fail(SG_ERR_INVALID_ARGUMENT, "planner: out is NULL");
   *out = NULL;
   if (!snap) return sg__fail(SG_ERR_INVALID_ARGUMENT, "planner: snapshot is NULL");
@@ -71,11 +124,17 @@ static sg_status build_plan(const sg__snapshot *snap, unsigned max_streams, int 
   p->edge_count = snap->edge_count;
   p->owned_by_exec = owned_by_exec != 0;
   p->max_streams = max_streams;
+  if (resolve_devices(p, snap, default_device)) {
+    free_plan(p);
+    return sg__fail(SG_ERR_OUT_OF_MEMORY, "planner: out of memory resolving devices");
+  }
   sg_status st =
-      deferred ? sg__schedule_build_edges(snap->node_count, snap->succ_start, snap->succ,
-                                          max_streams, &p->schedule)
-               : sg__schedule_build(snap->node_count, snap->succ_start, snap->succ, max_streams,
-                                    &p->schedule);
+      deferred ? sg__schedule_build_edges_devices(snap->node_count, snap->succ_start, snap->succ,
+                                                  p->device_of, p->device_count, max_streams,
+                                                  &p->schedule)
+               : sg__schedule_build_devices(snap->node_count, snap->succ_start, snap->succ,
+                                            p->device_of, p->device_count, max_streams, NULL,
+                                            &p->schedule);
   if (!st && copy_nodes(p, snap))
     st = sg__fail(SG_ERR_OUT_OF_MEMORY, "planner: out of memory copying node names");
   if (!st && !p->schedule.streams_planned && keep_edges(p, snap))
@@ -91,20 +150,30 @@ static sg_status build_plan(const sg__snapshot *snap, unsigned max_streams, int 
 
 sg_status sg__plan_build(const sg__snapshot *snap, unsigned max_streams, int owned_by_exec,
                          sg_plan **out) {
-  return build_plan(snap, max_streams, owned_by_exec, 0, out);
+  return build_plan(snap, max_streams, SG_DEVICE_DEFAULT, owned_by_exec, 0, out);
 }
 
 sg_status sg__plan_build_deferred(const sg__snapshot *snap, unsigned max_streams,
                                   int owned_by_exec, sg_plan **out) {
-  return build_plan(snap, max_streams, owned_by_exec, 1, out);
+  return build_plan(snap, max_streams, SG_DEVICE_DEFAULT, owned_by_exec, 1, out);
+}
+
+sg_status sg__plan_build_on(const sg__snapshot *snap, unsigned max_streams, int default_device,
+                            int owned_by_exec, int deferred, sg_plan **out) {
+  return build_plan(snap, max_streams, default_device, owned_by_exec, deferred, out);
+}
+
+int sg__plan_device(const sg_plan *plan, uint32_t d) {
+  return d < plan->device_count ? plan->devices[d] : SG_DEVICE_DEFAULT;
 }
 
 sg_status sg__plan_complete(sg_plan *plan) {
   sg__schedule *s = &plan->schedule;
   if (s->streams_planned) return SG_OK;
   sg__schedule full;
-  sg_status st = sg__schedule_build(s->node_count, plan->succ_start, plan->succ,
-                                    plan->max_streams, &full);
+  sg_status st = sg__schedule_build_devices(s->node_count, plan->succ_start, plan->succ,
+                                            plan->device_of, plan->device_count,
+                                            plan->max_streams, NULL, &full);
   if (st) return st;
   /* The planner is deterministic: `full` has the same order and reduced
    * edges. Keep ours (a backend may hold them) and take the rest. */
@@ -244,6 +313,19 @@ sg_status sg_plan_get_stream(const sg_plan *plan, unsigned stream, sg_node *node
   for (size_t k = 0; k < len && k < capacity; k++)
     nodes[k] = sg__node_make(plan->graph_serial, s->stream_nodes[s->stream_start[stream] + k]);
   *count = len;
+  return SG_OK;
+}
+
+sg_status sg_plan_get_stream_device(const sg_plan *plan, unsigned stream, int *device) {
+  sg_status st = sg__handle_check(plan, SG__HANDLE_PLAN, __func__, "plan");
+  if (st) return st;
+  if ((st = ensure_complete(plan, __func__))) return st;
+  if (!device) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: device is NULL", __func__);
+  const sg__schedule *s = &plan->schedule;
+  if (stream >= s->stream_count)
+    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: stream %u is out of range (the plan has %u)",
+                    __func__, stream, s->stream_count);
+  *device = plan->devices[s->stream_device[stream]];
   return SG_OK;
 }
 

@@ -22,6 +22,14 @@
  * limit. */
 sg_status sg__plan_build(const sg__snapshot *snap, unsigned max_streams, int owned_by_exec,
                          sg_plan **out);
+/* The same for an executable on `default_device`: nodes left on
+ * SG_DEVICE_DEFAULT run there, and each device in use gets its own streams
+ * (sg__plan_build keeps SG_DEVICE_DEFAULT as a device of its own).
+ * `deferred` as sg__plan_build_deferred. */
+sg_status sg__plan_build_on(const sg__snapshot *snap, unsigned max_streams, int default_device,
+                            int owned_by_exec, int deferred, sg_plan **out);
+/* The device ordinal of schedule device `d` (schedule.stream_device). */
+int sg__plan_device(const sg_plan *plan, uint32_t d);
 /* The same, deferring the streams and events (sg__schedule_build_edges)
  * until something asks for them: the public accessors (sg_plan_get_*,
  * sg_plan_to_dot) and sg__plan_complete. For an executable whose backend

@@ -24,9 +24,10 @@ static const char *const fill[] = {"#aec7e8", "#ffbb78", "#98df8a", "#ff9896",
 static void put_streams(sg__text *t, const sg_plan *p) {
   const sg__schedule *s = &p->schedule;
   for (uint32_t k = 0; k < s->stream_count; k++) {
-    sg__text_printf(t,
-                    "  subgraph cluster_s%u {\n    label=\"stream %u\"; color=\"%s\"; "
-                    "style=rounded;\n", k, k, border[k % PALETTE]);
+    int device = sg__plan_device(p, s->stream_device[k]);
+    sg__text_printf(t, "  subgraph cluster_s%u {\n    label=\"stream %u", k, k);
+    if (device != SG_DEVICE_DEFAULT) sg__text_printf(t, " (device %d)", device);
+    sg__text_printf(t, "\"; color=\"%s\"; style=rounded;\n", border[k % PALETTE]);
     for (uint32_t at = s->stream_start[k]; at < s->stream_start[k + 1]; at++) {
       uint32_t v = s->stream_nodes[at];
       sg__text_printf(t, "    n%u [label=\"", v);

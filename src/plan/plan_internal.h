@@ -23,7 +23,13 @@ struct sg_plan {
    * until its streams and events are planned (sg__plan_complete). */
   uint32_t *succ_start;
   uint32_t *succ;
+  uint32_t *device_of;    /* ... and each node's dense device (NULL: one device) */
   unsigned max_streams;
+  /* The devices the nodes run on: schedule device d is ordinal devices[d]
+   * (SG_DEVICE_DEFAULT for nodes left on the default of a plan made
+   * without an executable). */
+  int *devices;
+  uint32_t device_count;  /* == schedule.device_count */
 };
 
 #endif

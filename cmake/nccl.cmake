@@ -1,0 +1,60 @@
+# NCCL, optional: NCCL nodes (streamgraph/nccl.h) run when it is found.
+# Looked for first in the CUDA toolkit (header and library from one place,
+# so their versions agree), then in the system's directories. Sets
+# SG_HAVE_NCCL and, when found, SG_NCCL_INCLUDE_DIR and SG_NCCL_LIBRARY (a
+# path, so that the installed package's static library names it as it is).
+# -DSG_WITH_NCCL=OFF builds without it; -DNCCL_ROOT=<prefix> points at a copy.
+set(SG_HAVE_NCCL OFF)
+if(SG_HAVE_CUDA AND SG_WITH_NCCL)
+  set(_sg_nccl_prefixes)
+  if(NCCL_ROOT)
+    list(APPEND _sg_nccl_prefixes ${NCCL_ROOT})
+  endif()
+  if(CUDAToolkit_LIBRARY_ROOT)
+    list(APPEND _sg_nccl_prefixes ${CUDAToolkit_LIBRARY_ROOT})
+  endif()
+  foreach(dir ${CUDAToolkit_INCLUDE_DIRS})
+    get_filename_component(_sg_prefix ${dir} DIRECTORY)
+    list(APPEND _sg_nccl_prefixes ${_sg_prefix})
+  endforeach()
+  set(_sg_nccl_header NOTFOUND)
+  set(_sg_nccl_library NOTFOUND)
+  # One prefix at a time: a header and a library of the same installation.
+  foreach(prefix ${_sg_nccl_prefixes})
+    if(EXISTS ${prefix}/include/nccl.h)
+      find_library(_sg_nccl_lib_${prefix} NAMES nccl
+        PATHS ${prefix}/lib ${prefix}/lib64 ${prefix}/targets/x86_64-linux/lib
+        NO_DEFAULT_PATH)
+      if(_sg_nccl_lib_${prefix})
+        set(_sg_nccl_header ${prefix}/include)
+        set(_sg_nccl_library ${_sg_nccl_lib_${prefix}})
+        break()
+      endif()
+    endif()
+  endforeach()
+  if(NOT _sg_nccl_library)
+    find_path(_sg_nccl_sys_header nccl.h)
+    find_library(_sg_nccl_sys_library NAMES nccl)
+    if(_sg_nccl_sys_header AND _sg_nccl_sys_library)
+      set(_sg_nccl_header ${_sg_nccl_sys_header})
+      set(_sg_nccl_library ${_sg_nccl_sys_library})
+    endif()
+  endif()
+  if(_sg_nccl_library)
+    file(STRINGS ${_sg_nccl_header}/nccl.h _sg_nccl_code REGEX "define NCCL_VERSION_CODE")
+    string(REGEX MATCH "[0-9]+" _sg_nccl_code "${_sg_nccl_code}")
+    # ncclCommCuDevice, group semantics and graph capture of NCCL calls:
+    # 2.9 and newer.
+    if(_sg_nccl_code AND _sg_nccl_code GREATER_EQUAL 2900)
+      set(SG_HAVE_NCCL ON)
+      set(SG_NCCL_INCLUDE_DIR ${_sg_nccl_header})
+      set(SG_NCCL_LIBRARY ${_sg_nccl_library})
+      message(STATUS "streamgraph: NCCL ${_sg_nccl_code} (${_sg_nccl_library})")
+    else()
+      message(STATUS "streamgraph: NCCL at ${_sg_nccl_library} is older than 2.9: NCCL nodes OFF")
+    endif()
+  endif()
+endif()
+if(NOT SG_HAVE_NCCL)
+  message(STATUS "streamgraph: NCCL nodes OFF")
+endif()
