@@ -115,6 +115,17 @@ typedef struct sg_pipeline_options {
   sg_pipeline_bind_fn bind;            /* optional */
   sg_pipeline_complete_fn on_complete; /* optional */
   void *user_data;           /* given to every callback */
+  /* Data parallel over several GPUs: instance i is made on device
+   * devices[i % device_count] (its exec.device; nodes the graph puts on a
+   * device of their own stay there), so consecutive batches run on
+   * different GPUs at once. Each instance's setup allocates its buffers on
+   * its own device (sg_exec_get_info(instance->exec).device). Completions
+   * are still reported in batch order. With exec.max_streams 0, the
+   * hardware queues of a device are shared among the instances on it.
+   * NULL and 0: every instance on exec.device. Read only by
+   * sg_pipeline_create. */
+  const int *devices;
+  unsigned device_count;     /* 1..SG_PIPELINE_MAX_DEPTH when devices is set */
 } sg_pipeline_options;
 
 /* Fills `opts` with the defaults (depth 3, sg_exec_options_init). */

@@ -174,7 +174,8 @@ class sg_pipeline_options(ctypes.Structure):
     _fields_ = [("depth", ctypes.c_uint), ("exec", sg_exec_options),
                 ("setup", ctypes.c_void_p), ("teardown", ctypes.c_void_p),
                 ("bind", ctypes.c_void_p), ("on_complete", ctypes.c_void_p),
-                ("user_data", ctypes.c_void_p)]
+                ("user_data", ctypes.c_void_p),
+                ("devices", ctypes.POINTER(ctypes.c_int)), ("device_count", ctypes.c_uint)]
 
 
 BIND_COPY_SRC, BIND_COPY_DST, BIND_KERNEL_ARG, BIND_HOST_DATA = 1, 2, 3, 4

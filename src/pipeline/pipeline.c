@@ -77,7 +77,9 @@ static sg_status make_instance(sg_pipeline *p, const sg_graph *graph, unsigned i
                                const char *fn) {
   sg__pipe_slot *s = &p->slots[i];
   s->inst.index = i;
-  sg_status st = sg_exec_create(graph, &p->options.exec, &s->inst.exec);
+  sg_exec_options exec_options = p->options.exec;
+  if (p->options.devices) exec_options.device = p->options.devices[i % p->options.device_count];
+  sg_status st = sg_exec_create(graph, &exec_options, &s->inst.exec);
   if (st) {
     char cause[SG_ERROR_MESSAGE_BYTES];
     sg__format(cause, sizeof cause, "%s", sg_last_error());
@@ -106,7 +108,21 @@ sg_status sg_pipeline_create(const sg_graph *graph, const sg_pipeline_options *o
   if (o.depth < 1 || o.depth > SG_PIPELINE_MAX_DEPTH)
     return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: depth %u is out of range (1..%u)", __func__,
                     o.depth, SG_PIPELINE_MAX_DEPTH);
-  if (o.exec.max_streams == 0) o.exec.max_streams = streams_per_instance(o.depth);
+  if (!o.devices != !o.device_count)
+    return sg__fail(SG_ERR_INVALID_ARGUMENT,
+                    "%s: devices is %s but device_count is %u; give both or neither", __func__,
+                    o.devices ? "set" : "NULL", o.device_count);
+  if (o.device_count > SG_PIPELINE_MAX_DEPTH)
+    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: device_count %u is more than %u", __func__,
+                    o.device_count, SG_PIPELINE_MAX_DEPTH);
+  for (unsigned k = 0; k < o.device_count; k++)
+    if (o.devices[k] < 0)
+      return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: devices[%u] is %d, not a device ordinal",
+                      __func__, k, o.devices[k]);
+  /* Instances on one device share its hardware queues. */
+  unsigned spread = o.device_count ? o.device_count : 1;
+  unsigned sharing = (o.depth + spread - 1) / spread;
+  if (o.exec.max_streams == 0) o.exec.max_streams = streams_per_instance(sharing);
 
   sg_pipeline *p = sg__calloc(1, sizeof *p);
   sg__pipe_slot *slots = sg__calloc(o.depth, sizeof *slots);
@@ -126,6 +142,9 @@ sg_status sg_pipeline_create(const sg_graph *graph, const sg_pipeline_options *o
       break;
     }
   }
+  /* The caller's device list was needed only to make the instances. */
+  p->options.devices = NULL;
+  p->options.device_count = 0;
   if (!st) st = sg__handle_register(p, SG__HANDLE_PIPELINE);
   if (st) {
     char cause[SG_ERROR_MESSAGE_BYTES];
