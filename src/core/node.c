@@ -567,6 +567,17 @@ static int nccl_calls_equal(const sg_nccl_call *x, const sg_nccl_call *y) {
          x->peer == y->peer;
 }
 
+int sg__node_same_shape(const sg__node *a, const sg__node *b) {
+  if (a->kind != b->kind || a->device != b->device) return 0;
+  if (a->kind != SG__NODE_NCCL) return 1;
+  if (a->u.nccl.call_count != b->u.nccl.call_count) return 0;
+  for (unsigned i = 0; i < a->u.nccl.call_count; i++)
+    if (a->u.nccl.calls[i].op != b->u.nccl.calls[i].op ||
+        a->u.nccl.calls[i].comm != b->u.nccl.calls[i].comm)
+      return 0;
+  return 1;
+}
+
 int sg__node_params_equal(const sg__node *a, const sg__node *b) {
   if (a->kind != b->kind) return 0;
   switch (a->kind) {

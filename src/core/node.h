@@ -159,6 +159,10 @@ void sg__node_replace(sg__node *dst, sg__node *src);
 /* Carries out a memset whose destination the CPU can write (the host
  * backend, and host memory on the CUDA backend). */
 void sg__memset_fill(const sg__memset *m);
+/* 1 if both nodes run the same way, so that only parameters differ: same
+ * kind and device, and for NCCL nodes the same calls (ops) on the same
+ * communicators, in the same order. Otherwise an executable re-plans. */
+int sg__node_same_shape(const sg__node *a, const sg__node *b);
 /* 1 if both nodes have equal parameters (used to skip unchanged nodes). */
 int sg__node_params_equal(const sg__node *a, const sg__node *b);
 

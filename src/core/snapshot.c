@@ -196,7 +196,7 @@ sg_status sg__snapshot_check_acyclic(const sg__snapshot *s, const char *fn) {
 int sg__snapshot_same_topology(const sg__snapshot *a, const sg__snapshot *b) {
   if (a->node_count != b->node_count || a->edge_count != b->edge_count) return 0;
   for (uint32_t i = 0; i < a->node_count; i++)
-    if (a->nodes[i].kind != b->nodes[i].kind) return 0;
+    if (!sg__node_same_shape(&a->nodes[i], &b->nodes[i])) return 0;
   return !memcmp(a->succ_start, b->succ_start, ((size_t)a->node_count + 1) * sizeof(uint32_t)) &&
          !memcmp(a->succ, b->succ, (size_t)a->edge_count * sizeof(uint32_t));
 }

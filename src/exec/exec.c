@@ -73,12 +73,12 @@ sg_status sg__exec_backend_create(sg_exec *exec, const sg__snapshot *snap, const
 }
 
 /* Snapshot, check and plan `graph` into *snap / *plan (both freed on failure). */
-static sg_status plan_graph(const sg_graph *graph, unsigned max_streams, const char *fn,
-                            sg__snapshot *snap, sg_plan **plan) {
+static sg_status plan_graph(const sg_graph *graph, unsigned max_streams, int device,
+                            const char *fn, sg__snapshot *snap, sg_plan **plan) {
   if (sg__graph_snapshot(graph, snap))
     return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory copying the graph", fn);
   sg_status st = sg__snapshot_check_acyclic(snap, fn);
-  if (!st && (st = sg__plan_build(snap, max_streams, 1, plan)))
+  if (!st && (st = sg__plan_build_on(snap, max_streams, device, 1, 0, plan)))
     sg__plan_prefix_failure(st, fn);
   if (st) sg__snapshot_free(snap);
   return st;
@@ -115,7 +115,7 @@ sg_status sg_exec_create(const sg_graph *graph, const sg_exec_options *opts, sg_
     sg__nvtx_push(SG__NVTX_BUILD, "sg_exec_create '%s'", graph->name ? graph->name : "");
   if ((st = sg__graph_read_begin(graph, __func__))) goto fail_lock;
   if (ranges) sg__nvtx_push(SG__NVTX_PLAN, "plan '%s'", graph->name ? graph->name : "");
-  st = plan_graph(graph, o.max_streams, __func__, &e->snap, &e->plan);
+  st = plan_graph(graph, o.max_streams, o.device, __func__, &e->snap, &e->plan);
   if (ranges) sg__nvtx_pop();
   sg__graph_read_end(graph);
   if (st) goto fail_lock;

@@ -159,6 +159,34 @@ sg_status sg_exec_set_stream_fn(sg_exec *exec, sg_node node, const sg_stream_fn_
   return st;
 }
 
+sg_status sg_exec_set_nccl(sg_exec *exec, sg_node node, const sg_nccl_desc *desc) {
+  sg_status st = sg__exec_enter(exec, __func__);
+  if (st) return st;
+  uint32_t index;
+  st = exec_target(exec, node, SG__NODE_NCCL, __func__, &index);
+  if (!st) {
+    const sg__node *now = &exec->snap.nodes[index];
+    sg__where where = {__func__, NULL, NULL, now, index};
+    sg__node fresh;
+    if (!(st = sg__node_from_nccl(desc, &where, &fresh))) {
+      fresh.device = now->device;
+      if (!sg__node_same_shape(now, &fresh)) {
+        char label[SG__LABEL_BYTES];
+        st = sg__fail(SG_ERR_INVALID_ARGUMENT,
+                      "%s: node %s: the calls differ in number, ops or communicators from the "
+                      "node's (%u calls); only buffers, counts, types, reductions and peers "
+                      "change here: edit the graph and call sg_exec_update",
+                      __func__, sg__node_label(now, index, label), now->u.nccl.call_count);
+      } else {
+        st = apply(exec, index, &fresh, __func__);
+      }
+      discard(exec, &fresh);
+    }
+  }
+  sg__exec_leave(exec);
+  return st;
+}
+
 /* Same topology: push each changed node through the backend, in index
  * order. A node the backend refuses stops there: the nodes before it have
  * their new parameters, the rest keep theirs (each node is consistent, and
@@ -180,7 +208,8 @@ static sg_status update_params(sg_exec *exec, sg__snapshot *fresh) {
  * staging rings (a pool must hold both). */
 static sg_status rebuild(sg_exec *exec, sg__snapshot *fresh, const char *fn) {
   sg_plan *plan;
-  sg_status st = sg__plan_build(fresh, exec->options.max_streams, 1, &plan);
+  sg_status st = sg__plan_build_on(fresh, exec->options.max_streams, exec->options.device, 1, 0,
+                                   &plan);
   if (st) return sg__plan_prefix_failure(st, fn);
   if ((st = sg__snapshot_hold_memory(fresh, fn))) {
     sg__plan_free(plan);
