@@ -148,6 +148,14 @@ sg_status sg__cuda_check_node(sg__cuda_state *b, const sg__node *node, uint32_t 
                               const char *fn, sg__cuda_op *op, sg__stage_dir *dir) {
   char where[SG__LABEL_BYTES + 96];
   *dir = SG__STAGE_NONE;
+  /* This backend runs an executable on its one device: a node set on
+   * another would otherwise run where it was not asked to. */
+  if (node->device != SG_DEVICE_DEFAULT && node->device != b->device)
+    return sg__fail(SG_ERR_UNSUPPORTED,
+                    "%s is set on device %d, but the CUDA backend runs this executable on "
+                    "device %d only; leave the node on SG_DEVICE_DEFAULT or set "
+                    "sg_exec_options.device",
+                    where_of(fn, node, index, where), node->device, b->device);
   switch (node->kind) {
     case SG__NODE_COPY:
       if (node->u.copy.src_memory == SG_MEMORY_HOST_DEVICE)
@@ -181,6 +189,11 @@ sg_status sg__cuda_check_node(sg__cuda_state *b, const sg__node *node, uint32_t 
                         where_of(fn, node, index, where));
       *op = SG__OP_STREAM_FN;
       return SG_OK;
+    case SG__NODE_NCCL:
+      return sg__fail(SG_ERR_UNSUPPORTED,
+                      "%s: this build's CUDA backend does not run NCCL nodes (the host backend "
+                      "refuses them too)",
+                      where_of(fn, node, index, where));
     default:
       *op = SG__OP_NOTHING;
       return SG_OK;
