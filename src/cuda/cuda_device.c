@@ -6,9 +6,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/device.h"
 #include "core/memory_table.h"
 #include "cuda/cuda_call.h"
 #include "cuda/cuda_exec.h"
+#include "cuda/nccl_node.h"
+#include "cuda/peer_access.h"
 #include "cuda/stage_mem.h"
 
 sg_status sg__cuda_enter(int device, int *previous, const char *fn) {
@@ -109,26 +112,80 @@ static sg_status check_shared(sg__cuda_state *b, const sg__node *node, uint32_t 
   if (k->shared_bytes == 0) return SG_OK;
   char where[SG__LABEL_BYTES + 96];
   where_of(fn, node, index, where);
+  /* Function attributes belong to a device's context: its device current. */
+  const int device = b->dev.node_device[index];
+  const int limit = b->dev.shared_optin[sg__cuda_device_index(&b->dev, device)];
+  int current;
+  cudaError_t err = SG_CUDA(cudaGetDevice(&current));
+  if (err != cudaSuccess) return sg__cuda_fail(err, "cudaGetDevice", where);
+  const int restore = current;
+  const char *call = "cudaSetDevice";
+  sg_status st = SG_OK;
   struct cudaFuncAttributes a;
-  cudaError_t err = SG_CUDA(cudaFuncGetAttributes(&a, k->func));
-  if (err != cudaSuccess) return sg__cuda_fail(err, "cudaFuncGetAttributes", where);
-  if (a.sharedSizeBytes + k->shared_bytes > (size_t)b->max_shared_optin)
-    return sg__fail(SG_ERR_INVALID_LAUNCH,
-                    "%s: %zu bytes of dynamic shared memory (plus %zu static) exceed device "
-                    "%d's limit of %d bytes per block",
-                    where, k->shared_bytes, a.sharedSizeBytes, b->device, b->max_shared_optin);
-  if (k->shared_bytes <= (size_t)a.maxDynamicSharedSizeBytes) return SG_OK;
-  if (k->func_kind == SG_KERNEL_CUDA_KERNEL) {
-    err = SG_CUDA(cudaKernelSetAttributeForDevice((cudaKernel_t)(uintptr_t)k->func,
-                                                  cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                  (int)k->shared_bytes, b->device));
-    if (err != cudaSuccess) return sg__cuda_fail(err, "cudaKernelSetAttributeForDevice", where);
-  } else {
-    err = SG_CUDA(cudaFuncSetAttribute(k->func, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       (int)k->shared_bytes));
-    if (err != cudaSuccess) return sg__cuda_fail(err, "cudaFuncSetAttribute", where);
+  if ((err = sg__cuda_switch(&current, device)) == cudaSuccess) {
+    call = "cudaFuncGetAttributes";
+    err = SG_CUDA(cudaFuncGetAttributes(&a, k->func));
   }
+  if (err == cudaSuccess && a.sharedSizeBytes + k->shared_bytes > (size_t)limit) {
+    st = sg__fail(SG_ERR_INVALID_LAUNCH,
+                  "%s: %zu bytes of dynamic shared memory (plus %zu static) exceed device "
+                  "%d's limit of %d bytes per block",
+                  where, k->shared_bytes, a.sharedSizeBytes, device, limit);
+  } else if (err == cudaSuccess && k->shared_bytes > (size_t)a.maxDynamicSharedSizeBytes) {
+    if (k->func_kind == SG_KERNEL_CUDA_KERNEL) {
+      call = "cudaKernelSetAttributeForDevice";
+      err = SG_CUDA(cudaKernelSetAttributeForDevice((cudaKernel_t)(uintptr_t)k->func,
+                                                    cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                    (int)k->shared_bytes, device));
+    } else {
+      call = "cudaFuncSetAttribute";
+      err = SG_CUDA(cudaFuncSetAttribute(k->func, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         (int)k->shared_bytes));
+    }
+  }
+  if (current != restore) cudaSetDevice(restore);
+  if (!st && err != cudaSuccess) st = sg__cuda_fail(err, call, where);
+  return st;
+}
+
+/* The device `p` is memory of (device memory only; -1 for anything else,
+ * and without a second device, where the question never matters). */
+static sg_status memory_device(const void *p, int *device, const char *where) {
+  *device = -1;
+  if (sg__device_count() < 2) return SG_OK;
+  struct cudaPointerAttributes a;
+  cudaError_t err = SG_CUDA(cudaPointerGetAttributes(&a, p));
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    return sg__cuda_fail(err, "cudaPointerGetAttributes", where);
+  }
+  if (a.type == cudaMemoryTypeDevice) *device = a.device;
   return SG_OK;
+}
+
+/* A copy on device `node` whose device memory lies on other GPUs: direct
+ * (SG__OP_COPY) when every GPU involved reaches the others (peer access
+ * enabled once per pair), else through host memory (SG__OP_PEER_STAGED).
+ * Host memory on one side: the driver reaches the other GPU's memory
+ * through unified addressing, directly where the pair has peer access. */
+static sg_status cross_device_op(const sg__copy *c, int node, sg__cuda_op *op,
+                                 const char *where) {
+  int src = -1, dst = -1;
+  sg_status st = SG_OK;
+  if (c->src_memory == SG_MEMORY_DEVICE) st = memory_device(c->src, &src, where);
+  if (!st && c->dst_memory == SG_MEMORY_DEVICE) st = memory_device(c->dst, &dst, where);
+  if (st) return st;
+  int direct = 1, ok = 1;
+  if (src >= 0 && dst >= 0) {
+    if (src != dst && !(st = sg__cuda_peer_pair(src, dst, &ok, where))) direct &= ok;
+    if (!st && src != node && !(st = sg__cuda_peer_pair(node, src, &ok, where))) direct &= ok;
+    if (!st && dst != node && !(st = sg__cuda_peer_pair(node, dst, &ok, where))) direct &= ok;
+    if (!st && !direct) *op = SG__OP_PEER_STAGED;
+    return st;
+  }
+  int other = src >= 0 ? src : dst;
+  if (other >= 0 && other != node) st = sg__cuda_peer_pair(node, other, &ok, where);
+  return st;
 }
 
 /* A copy's op. Between host memory on both sides, a host thread copies
@@ -148,14 +205,6 @@ sg_status sg__cuda_check_node(sg__cuda_state *b, const sg__node *node, uint32_t 
                               const char *fn, sg__cuda_op *op, sg__stage_dir *dir) {
   char where[SG__LABEL_BYTES + 96];
   *dir = SG__STAGE_NONE;
-  /* This backend runs an executable on its one device: a node set on
-   * another would otherwise run where it was not asked to. */
-  if (node->device != SG_DEVICE_DEFAULT && node->device != b->device)
-    return sg__fail(SG_ERR_UNSUPPORTED,
-                    "%s is set on device %d, but the CUDA backend runs this executable on "
-                    "device %d only; leave the node on SG_DEVICE_DEFAULT or set "
-                    "sg_exec_options.device",
-                    where_of(fn, node, index, where), node->device, b->device);
   switch (node->kind) {
     case SG__NODE_COPY:
       if (node->u.copy.src_memory == SG_MEMORY_HOST_DEVICE)
@@ -163,12 +212,40 @@ sg_status sg__cuda_check_node(sg__cuda_state *b, const sg__node *node, uint32_t 
       if (node->u.copy.dst_memory == SG_MEMORY_HOST_DEVICE)
         return refuse_host_device(where_of(fn, node, index, where), "the destination is");
       *op = copy_op(&node->u.copy, dir);
+      if (*op == SG__OP_STAGED_COPY && b->dev.node_device[index] != b->device)
+        return sg__fail(SG_ERR_UNSUPPORTED,
+                        "%s has a pageable host side and runs on device %d, not the "
+                        "executable's device %d: pageable copies are staged on the executable's "
+                        "device only; use pinned memory (sg_mem_alloc) or that device",
+                        where_of(fn, node, index, where), b->dev.node_device[index], b->device);
+      if (*op == SG__OP_COPY)
+        return cross_device_op(&node->u.copy, b->dev.node_device[index], op,
+                               where_of(fn, node, index, where));
       return SG_OK;
-    case SG__NODE_MEMSET:
+    case SG__NODE_MEMSET: {
       if (node->u.memset.dst_memory == SG_MEMORY_HOST_DEVICE)
         return refuse_host_device(where_of(fn, node, index, where), "the destination is");
       /* The GPU cannot set pageable memory; a host thread can, in order. */
       *op = sg__memory_is_host(node->u.memset.dst_memory) ? SG__OP_HOST_WORK : SG__OP_MEMSET;
+      if (*op != SG__OP_MEMSET || node->u.memset.dst_memory != SG_MEMORY_DEVICE) return SG_OK;
+      const int on = b->dev.node_device[index];
+      int dst = -1, direct = 1;
+      where_of(fn, node, index, where);
+      sg_status st = memory_device(node->u.memset.dst, &dst, where);
+      if (!st && dst >= 0 && dst != on) st = sg__cuda_peer_pair(on, dst, &direct, where);
+      if (!st && !direct)
+        st = sg__fail(SG_ERR_INVALID_ARGUMENT,
+                      "%s runs on device %d but sets memory of device %d, which device %d cannot "
+                      "reach (no peer access); run it on device %d (sg_graph_set_device)",
+                      where, on, dst, on, dst);
+      return st;
+    }
+    case SG__NODE_NCCL:
+      if (!sg__nccl_built())
+        return sg__fail(SG_ERR_UNSUPPORTED,
+                        "%s cannot run: the library was built without NCCL (sg_nccl_version)",
+                        where_of(fn, node, index, where));
+      *op = SG__OP_NCCL;
       return SG_OK;
     case SG__NODE_KERNEL:
       if (!node->u.kernel.func)
@@ -189,11 +266,6 @@ sg_status sg__cuda_check_node(sg__cuda_state *b, const sg__node *node, uint32_t 
                         where_of(fn, node, index, where));
       *op = SG__OP_STREAM_FN;
       return SG_OK;
-    case SG__NODE_NCCL:
-      return sg__fail(SG_ERR_UNSUPPORTED,
-                      "%s: this build's CUDA backend does not run NCCL nodes (the host backend "
-                      "refuses them too)",
-                      where_of(fn, node, index, where));
     default:
       *op = SG__OP_NOTHING;
       return SG_OK;

@@ -26,6 +26,7 @@ static void launch_failed(sg__cuda_state *b, cudaError_t err, const char *call, 
 static void drain(sg__cuda_state *b) {
   for (uint32_t i = 0; b->streams && i < b->stream_count; i++)
     if (b->streams[i]) cudaStreamSynchronize(b->streams[i]);
+  sg__cuda_devices_drain(&b->dev);
   if (b->done) cudaEventSynchronize(b->done);
   cudaGetLastError();
 }
@@ -41,7 +42,7 @@ static void collect_trace(sg__cuda_state *b, const char *fn) {
   }
   int previous;
   if (sg__cuda_enter(b->device, &previous, fn)) return;
-  sg__cuda_tracer_collect(&b->tracer, b->streams[0]);
+  sg__cuda_tracer_collect(&b->tracer, b->home);
   sg__cuda_leave(b->device, previous);
 }
 
@@ -65,7 +66,10 @@ sg_status sg__cuda_wait_idle(sg__cuda_state *b, const char *fn) {
   const char *call = "cudaStreamSynchronize";
   for (uint32_t i = 0; b->interrupted && i < b->stream_count && err == cudaSuccess; i++)
     err = SG_CUDA(cudaStreamSynchronize(b->streams[i]));
-  if (err == cudaSuccess && b->busy_stream) err = SG_CUDA(cudaStreamSynchronize(b->streams[0]));
+  for (uint32_t i = 0; b->interrupted && b->dev.stream && i < b->dev.count && err == cudaSuccess;
+       i++)
+    err = SG_CUDA(cudaStreamSynchronize(b->dev.stream[i]));
+  if (err == cudaSuccess && b->busy_stream) err = SG_CUDA(cudaStreamSynchronize(b->home));
   if (err == cudaSuccess && b->busy_done) {
     call = "cudaEventSynchronize";
     err = SG_CUDA(cudaEventSynchronize(b->done));
@@ -93,7 +97,10 @@ static sg_status cuda_query(void *state) {
   cudaError_t err = cudaSuccess; /* no device switch needed, as in waits */
   for (uint32_t i = 0; b->interrupted && i < b->stream_count && err == cudaSuccess; i++)
     err = query_one(b->streams[i], NULL);
-  if (err == cudaSuccess && b->busy_stream) err = query_one(b->streams[0], NULL);
+  for (uint32_t i = 0; b->interrupted && b->dev.stream && i < b->dev.count && err == cudaSuccess;
+       i++)
+    err = query_one(b->dev.stream[i], NULL);
+  if (err == cudaSuccess && b->busy_stream) err = query_one(b->home, NULL);
   if (err == cudaSuccess && b->busy_done) err = query_one(NULL, b->done);
   if (err == cudaErrorNotReady) {
     cudaGetLastError();
@@ -119,8 +126,13 @@ static void free_backend(sg__cuda_state *b) {
   sg__staging_destroy(b->staging); /* after the graph that names its rings */
   if (b->work)
     for (uint32_t n = 0; n < b->s->node_count; n++) sg__free(b->work[n]);
+  if (b->nccl)
+    for (uint32_t n = 0; n < b->s->node_count; n++) sg__cuda_nccl_free(b->nccl[n]);
+  sg__cuda_peer_bounce_free(b);
+  sg__cuda_devices_free(&b->dev);
   sg__cuda_work_reap(b);
   sg__free(b->work);
+  sg__free(b->nccl);
   sg__free(b->op);
   sg__free(b);
 }
@@ -144,7 +156,10 @@ static sg_status setup_nodes(sg__cuda_state *b, const sg_staging_options *stagin
   size_t n = b->s->node_count ? b->s->node_count : 1;
   b->op = sg__calloc(n, sizeof *b->op);
   b->work = sg__calloc(n, sizeof *b->work);
-  if (!b->op || !b->work) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+  b->nccl = sg__calloc(n, sizeof *b->nccl);
+  b->bounce = sg__calloc(n, sizeof *b->bounce);
+  if (!b->op || !b->work || !b->nccl || !b->bounce)
+    return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
   sg__stage_dir *dirs = sg__calloc(n, sizeof *dirs);
   if (!dirs) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
   sg_status st = SG_OK;
@@ -158,8 +173,14 @@ static sg_status setup_nodes(sg__cuda_state *b, const sg_staging_options *stagin
       char label[SG__LABEL_BYTES];
       sg__node_label(node, i, label);
       st = sg__cuda_work_new(b, node, label, fn, &b->work[i]);
+    } else if (op == SG__OP_NCCL) {
+      st = sg__cuda_nccl_setup(b, i, node, fn, &b->nccl[i]);
+    } else if (op == SG__OP_PEER_STAGED) {
+      st = sg__cuda_peer_bounce(b, i, fn);
     }
   }
+  /* Every device in use is known now (NCCL calls may add some). */
+  if (!st) st = sg__cuda_devices_streams(&b->dev, fn);
   /* Copies with a pageable side: routes, and in graph mode the rings a
    * build bakes in. */
   if (!st)
@@ -203,12 +224,21 @@ static sg_status cuda_create(const sg__backend_args *args, void **state) {
     return st;
   }
   st = device_limits(b, fn);
+  if (!st) st = sg__cuda_devices_make(&b->dev, b->nodes, b->s->node_count, b->device, fn);
   if (!st) st = setup_nodes(b, &args->options->staging, args->trace, fn);
+  /* CUDA events time one device: a launch over several has no common
+   * clock for its nodes. */
+  if (!st && args->trace && b->dev.count > 1)
+    st = sg__fail(SG_ERR_UNSUPPORTED,
+                  "%s: tracing an executable whose nodes run on several devices (%u) is not "
+                  "supported: CUDA events time one device only; trace each device's part "
+                  "in an executable of its own, or use Nsight Systems",
+                  fn, b->dev.count);
   if (!st)
     st = b->mode == SG_MODE_GRAPH ? sg__cuda_graph_create(b, args->trace, fn)
                                   : sg__cuda_streams_make(b, fn);
   if (!st && b->mode != SG_MODE_GRAPH && args->trace)
-    st = sg__cuda_tracer_make(&b->tracer, args->trace, b->s->node_count, b->streams[0], fn);
+    st = sg__cuda_tracer_make(&b->tracer, args->trace, b->s->node_count, b->home, fn);
   const int device = b->device;
   if (st) {
     drain(b); /* an upload or a capture may have enqueued work */
@@ -242,6 +272,8 @@ static sg_status cuda_update_node(void *state, uint32_t index, const sg__node *f
   sg__stage_dir dir;
   sg__cuda_work *payload = NULL;
   st = sg__cuda_check_node(b, fresh, index, fn, &op, &dir);
+  if (!st && op == SG__OP_NCCL) st = sg__cuda_nccl_recheck(b, index, fresh, fn);
+  if (!st && op == SG__OP_PEER_STAGED) st = sg__cuda_peer_bounce(b, index, fn);
   if (!st && op == SG__OP_HOST_WORK) {
     /* The node keeps its name when the new parameters come without one. */
     const sg__node *named = fresh->name ? fresh : &b->nodes[index];

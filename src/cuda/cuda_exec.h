@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "core/node.h"
+#include "cuda/cuda_devices.h"
 #include "cuda/cuda_trace.h"
 #include "exec/backend.h"
 #include "plan/schedule.h"
@@ -41,8 +42,27 @@ typedef enum sg__cuda_op {
   SG__OP_MEMSET,           /* device or managed memory: cudaMemsetAsync / D16 / D32 */
   SG__OP_HOST_WORK,        /* on a CUDA host thread: host callback, host->host copy,
                               memset of host memory (see cuda_work.c) */
-  SG__OP_STREAM_FN         /* user function given a stream; a child graph in graph mode */
+  SG__OP_STREAM_FN,        /* user function given a stream; a child graph in graph mode */
+  SG__OP_PEER_STAGED,      /* device memory of two GPUs without peer access: through pinned
+                              host memory (peer_copy.c); a child graph in graph mode */
+  SG__OP_NCCL              /* NCCL calls as one group (cuda_nccl.c); a child graph in graph mode */
 } sg__cuda_op;
+
+/* Bytes a copy between GPUs without peer access moves through host memory
+ * at a time (peer_copy.c). */
+#define SG__PEER_CHUNK ((size_t)8 << 20)
+
+/* An NCCL node's calls as the backend issues them (cuda_nccl.c). */
+typedef struct sg__cuda_nccl {
+  unsigned call_count;
+  int *call_device;        /* call -> its communicator's device */
+  uint32_t *call_index;    /* call -> that device's place in sg__cuda_state.dev */
+  uint32_t hop_count;      /* devices other than the node's that calls run on */
+  uint32_t *hop_index;     /* hop -> its device's place in sg__cuda_state.dev */
+  cudaEvent_t fork;        /* the node's device: recorded before the group (with hops) */
+  cudaEvent_t *hop_join;   /* hop -> recorded on that device's stream after the group */
+  void **streams;          /* call -> the stream it is issued on (set per enqueue) */
+} sg__cuda_nccl;
 
 /* What a host-thread node does, captured by value. A payload never changes
  * once published: an update makes a new one, and the old one is retired
@@ -97,7 +117,8 @@ typedef struct sg__cuda_state {
   const sg__schedule *s;
   sg_exec_mode mode;
   sg_graph_build build;
-  int device;
+  int device;                  /* the executable's (sg_exec_options.device) */
+  sg__cuda_devices dev;        /* the devices the nodes run on (cuda_devices.h) */
   int max_shared_optin;        /* cudaDevAttrMaxSharedMemoryPerBlockOptin */
   int max_shared_default;      /* cudaDevAttrMaxSharedMemoryPerBlock */
   void *context;               /* the CUcontext the streams and graph were made in (when the
@@ -108,15 +129,23 @@ typedef struct sg__cuda_state {
   sg__cuda_work *retired;      /* replaced payloads launches may still use */
 
   uint32_t stream_count;       /* streams created, >= 1 */
-  cudaStream_t *streams;       /* non-blocking; streams[0] is where launches start and end */
+  cudaStream_t *streams;       /* non-blocking, each on its planned stream's device */
+  /* Where launches start and end, on the executable's device: streams[home_index],
+   * the first planned stream there, or (home_index UINT32_MAX) that device's
+   * stream of `dev` when no planned stream is on it. */
+  cudaStream_t home;
+  uint32_t home_index;
   cudaStream_t *node_stream;   /* node -> streams[stream_of[node]] (streams mode) */
   cudaEvent_t *events;         /* the schedule's cross-stream events */
-  cudaEvent_t *joins;          /* stream -> its last work of a launch (entry 0 unused) */
+  cudaEvent_t *joins;          /* stream -> its last work of a launch (home's unused) */
   cudaEvent_t fork;            /* recorded in the caller's stream */
-  cudaEvent_t start;           /* streams[0] at the start of a launch (timed when tracing) */
-  cudaEvent_t done;            /* the end of the latest launch */
+  cudaEvent_t start;           /* home at the start of a launch */
+  cudaEvent_t done;            /* the end of the latest launch, on home */
   sg__cuda_tracer tracer;      /* traced executables: the launches' events (cuda_trace.h);
                                   zeroed (tracer.trace NULL) otherwise */
+
+  sg__cuda_nccl **nccl;        /* node -> its NCCL calls' state (SG__OP_NCCL), else NULL */
+  void **bounce;               /* node -> pinned bounce buffer (SG__OP_PEER_STAGED), else NULL */
 
   sg__cuda_graph g;            /* graph mode */
   sg__staging *staging;        /* how copies with a pageable side run (always made on CUDA) */
@@ -148,6 +177,11 @@ void *sg__cuda_current_context(void);
  * staging classifies it. Message prefixed by `fn`. */
 sg_status sg__cuda_check_node(sg__cuda_state *b, const sg__node *node, uint32_t index,
                               const char *fn, sg__cuda_op *op, sg__stage_dir *dir);
+
+/* A stream of `device` owned by the executable, for captures and NCCL hops:
+ * the device's stream of `dev` when several devices are in use, else
+ * streams[0] (the executable's only device). */
+cudaStream_t sg__cuda_device_stream(const sg__cuda_state *b, int device);
 
 /* ---- cuda_work.c -------------------------------------------------------- */
 
@@ -212,6 +246,45 @@ sg_status sg__cuda_staged_copy_launch_check(sg__cuda_state *b, cudaStream_t stre
  * memop-protocol copies for it. */
 void sg__cuda_staged_copy_launched(sg__cuda_state *b);
 
+/* ---- peer_copy.c: copies between GPUs without peer access --------------- */
+
+/* Gives node `index` its pinned bounce buffer (once). */
+sg_status sg__cuda_peer_bounce(sg__cuda_state *b, uint32_t index, const char *fn);
+void sg__cuda_peer_bounce_free(sg__cuda_state *b);
+/* Enqueues copy `c` of node `index` through its bounce buffer on `stream`. */
+sg_status sg__cuda_peer_staged_enqueue(sg__cuda_state *b, uint32_t index, const sg__copy *c,
+                                       cudaStream_t stream, const char *fn, char *msg,
+                                       size_t cap);
+/* The same copy as a child graph (the node's device current). */
+sg_status sg__cuda_peer_staged_graph(sg__cuda_state *b, uint32_t index, const sg__copy *c,
+                                     const char *fn, cudaGraph_t *child);
+
+/* ---- cuda_nccl.c: NCCL nodes -------------------------------------------- */
+
+/* Checks node `index`'s calls (nccl_node.h), adds their devices to b->dev,
+ * and makes the events of calls on other devices than the node's. */
+sg_status sg__cuda_nccl_setup(sg__cuda_state *b, uint32_t index, const sg__node *node,
+                              const char *fn, sg__cuda_nccl **out);
+/* Checks new calls of node `index` (same communicators and ops). */
+sg_status sg__cuda_nccl_recheck(sg__cuda_state *b, uint32_t index, const sg__node *fresh,
+                                const char *fn);
+void sg__cuda_nccl_free(sg__cuda_nccl *x);
+/* Issues the calls on `stream` (the node's) and the devices' streams. */
+sg_status sg__cuda_nccl_enqueue(sg__cuda_state *b, uint32_t index, const sg__node *node,
+                                cudaStream_t stream, const char *fn, char *msg, size_t cap);
+/* Captures the calls into *child, on the stream of the node's device. */
+sg_status sg__cuda_nccl_capture(sg__cuda_state *b, uint32_t index, const sg__node *node,
+                                const char *fn, cudaGraph_t *child);
+
+/* A child graph standing for node `index` in graph mode: a stream
+ * function's, NCCL calls' or a copy through host memory's (the op says
+ * which), with the node's device current while it is made. */
+sg_status sg__cuda_child_graph(sg__cuda_state *b, uint32_t index, const sg__node *node,
+                               const char *fn, cudaGraph_t *child);
+static inline int sg__cuda_op_is_child(uint8_t op) {
+  return op == SG__OP_STREAM_FN || op == SG__OP_NCCL || op == SG__OP_PEER_STAGED;
+}
+
 /* ---- cuda_memset.c ------------------------------------------------------ */
 
 /* Enqueues a device memset of any element size on `stream`. */
@@ -221,8 +294,8 @@ void sg__cuda_memset_params(const sg__memset *m, struct cudaMemsetParams *p);
 
 /* ---- cuda_stream_fn.c --------------------------------------------------- */
 
-/* Captures the work of stream-function node `index` into *child, on
- * streams[0] (thread-local capture). An empty capture gives a graph with
+/* Captures the work of stream-function node `index` into *child, on a
+ * stream of its device (thread-local capture). An empty capture gives a graph with
  * one empty node, so the child always has work to stand for. */
 sg_status sg__cuda_stream_fn_capture(sg__cuda_state *b, uint32_t index, const sg__node *node,
                                      const char *fn, cudaGraph_t *child);

@@ -55,6 +55,10 @@ sg_status sg__cuda_enqueue(sg__cuda_state *b, uint32_t index, const sg__node *n,
       break;
     case SG__OP_STAGED_COPY: /* staging has failures of its own (SG_ERR_POOL_EXHAUSTED) */
       return sg__cuda_staged_copy_enqueue(b, index, &n->u.copy, stream, fn, msg, cap);
+    case SG__OP_PEER_STAGED:
+      return sg__cuda_peer_staged_enqueue(b, index, &n->u.copy, stream, fn, msg, cap);
+    case SG__OP_NCCL:
+      return sg__cuda_nccl_enqueue(b, index, n, stream, fn, msg, cap);
     case SG__OP_MEMSET:
       err = sg__cuda_memset_enqueue(&n->u.memset, stream, &call);
       break;

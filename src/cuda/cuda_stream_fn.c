@@ -1,10 +1,12 @@
-/* Stream-function nodes in graph mode: the user's function is called once,
- * on streams[0] under thread-local stream capture, and what it enqueued
- * becomes a child graph. Its payload (and whatever the captured work refers
+/* Child graphs of graph mode. Stream-function nodes: the user's function is
+ * called once, on a stream of the node's device (streams[0] with one
+ * device) under thread-local stream capture, with that device current, and
+ * what it enqueued becomes a child graph. Its payload (and whatever the captured work refers
  * to, such as a cuBLAS workspace) is kept alive by the executable's
  * snapshot for as long as the graph can be launched; see `release` in
  * streamgraph/graph.h. Called only while no other capture is active on the
- * stream. */
+ * stream. NCCL nodes (cuda_nccl.c) and copies between GPUs through host
+ * memory (peer_copy.c) are child graphs too: sg__cuda_child_graph. */
 #include <stdio.h>
 
 #include "cuda/cuda_call.h"
@@ -15,16 +17,27 @@ sg_status sg__cuda_stream_fn_capture(sg__cuda_state *b, uint32_t index, const sg
   char label[SG__LABEL_BYTES], where[SG__LABEL_BYTES + 64];
   snprintf(where, sizeof where, "%s: node %s", fn, sg__node_label(node, index, label));
   const sg__stream_fn_payload *p = node->u.stream_fn;
-  cudaStream_t s = b->streams[0];
+  const int device = b->dev.node_device[index];
+  cudaStream_t s = sg__cuda_device_stream(b, device);
   *child = NULL;
+  int current;
+  cudaError_t err = SG_CUDA(cudaGetDevice(&current));
+  if (err != cudaSuccess) return sg__cuda_fail(err, "cudaGetDevice", where);
+  const int restore = current;
+  if ((err = sg__cuda_switch(&current, device)) != cudaSuccess)
+    return sg__cuda_fail(err, "cudaSetDevice", where);
 
   /* Thread-local: another thread's unsafe calls (cudaMalloc, say) do not
    * invalidate this capture, and ours are checked against it only. */
-  cudaError_t err = SG_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-  if (err != cudaSuccess) return sg__cuda_fail(err, "cudaStreamBeginCapture", where);
+  err = SG_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  if (err != cudaSuccess) {
+    if (current != restore) cudaSetDevice(restore);
+    return sg__cuda_fail(err, "cudaStreamBeginCapture", where);
+  }
   int rc = p->fn((void *)s, p->user_data);
   cudaGraph_t g = NULL;
   err = SG_CUDA_AFTER(cudaStreamEndCapture(s, &g));
+  cudaSetDevice(restore); /* the function may have switched devices too */
   if (rc != 0) {
     if (g) cudaGraphDestroy(g);
     return sg__fail(SG_ERR_CALLBACK, "%s: stream-function node returned %d while its work was "
@@ -49,4 +62,27 @@ sg_status sg__cuda_stream_fn_capture(sg__cuda_state *b, uint32_t index, const sg
   }
   *child = g;
   return SG_OK;
+}
+
+sg_status sg__cuda_child_graph(sg__cuda_state *b, uint32_t index, const sg__node *node,
+                               const char *fn, cudaGraph_t *child) {
+  switch ((sg__cuda_op)b->op[index]) {
+    case SG__OP_STREAM_FN:
+      return sg__cuda_stream_fn_capture(b, index, node, fn, child);
+    case SG__OP_NCCL:
+      return sg__cuda_nccl_capture(b, index, node, fn, child);
+    default: { /* SG__OP_PEER_STAGED: memcpy nodes in the node's device's context */
+      char where[SG__LABEL_BYTES + 64];
+      int current;
+      cudaError_t err = SG_CUDA(cudaGetDevice(&current));
+      if (err != cudaSuccess)
+        return sg__cuda_fail(err, "cudaGetDevice", sg__cuda_where(b, fn, index, where));
+      const int restore = current;
+      if ((err = sg__cuda_switch(&current, b->dev.node_device[index])) != cudaSuccess)
+        return sg__cuda_fail(err, "cudaSetDevice", sg__cuda_where(b, fn, index, where));
+      sg_status st = sg__cuda_peer_staged_graph(b, index, &node->u.copy, fn, child);
+      if (current != restore) cudaSetDevice(restore);
+      return st;
+    }
+  }
 }

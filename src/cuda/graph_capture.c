@@ -3,17 +3,20 @@
  * launch would enqueue it (same per-node calls, same cross-stream events),
  * and the captured graph is what gets instantiated.
  *
- * - The capture starts on streams[0] in thread-local mode; the other
- *   streams join it by waiting on a fork event and rejoin it before the
- *   capture ends. Stream 0 (the legacy default stream) is never touched,
- *   and no call made while capturing synchronises.
+ * - The capture starts on home (cuda_exec.h: on the executable's device)
+ *   in thread-local mode; every other stream, on whatever device, joins it
+ *   by waiting on a fork event and rejoins it before the capture ends, so
+ *   one capture gathers the nodes of every device. Stream 0 (the legacy
+ *   default stream) is never touched, and no call made while capturing
+ *   synchronises. Each node is enqueued with its device current.
  * - Right after a node is enqueued, the capturing stream's dependency set
  *   is that node alone: cudaStreamGetCaptureInfo gives its graph node,
  *   which later per-node exec updates name.
- * - Two ops are added to the capture graph by hand (the captured stream's
- *   dependencies in, the new node out): stream functions, as the child
- *   graph captured beforehand, and staged copies (staged_copy.c), the same
- *   node the explicit build adds. */
+ * - Some ops are added to the capture graph by hand (the captured stream's
+ *   dependencies in, the new node out): child graphs made beforehand
+ *   (stream functions, NCCL nodes, copies between GPUs through host
+ *   memory: sg__cuda_child_graph), and staged copies (staged_copy.c), the
+ *   same node the explicit build adds. */
 #include "core/sys.h"
 #include "cuda/cuda_call.h"
 #include "cuda/cuda_exec.h"
@@ -64,21 +67,22 @@ static sg_status add_to_capture(sg__cuda_state *b, uint32_t n, const sg__copy *c
 /* Ends a capture that failed half-way, so that the streams leave capture
  * mode and stay usable: rejoin every stream, end, drop the graph. */
 static void abandon_capture(sg__cuda_state *b) {
-  cudaStream_t s0 = b->streams[0];
-  for (uint32_t i = 1; i < b->stream_count; i++)
-    if (cudaEventRecord(b->joins[i], b->streams[i]) == cudaSuccess)
-      cudaStreamWaitEvent(s0, b->joins[i], 0);
+  cudaStream_t home = b->home;
+  for (uint32_t i = 0; i < b->stream_count; i++)
+    if (i != b->home_index && cudaEventRecord(b->joins[i], b->streams[i]) == cudaSuccess)
+      cudaStreamWaitEvent(home, b->joins[i], 0);
   cudaGraph_t g = NULL;
-  cudaStreamEndCapture(s0, &g);
+  cudaStreamEndCapture(home, &g);
   if (g) cudaGraphDestroy(g);
   cudaGetLastError(); /* capture errors are not sticky; keep them from surfacing later */
 }
 
-/* Replays the schedule into the capture started on streams[0]. */
+/* Replays the schedule into the capture started on home; *current is the
+ * current device. */
 static sg_status replay(sg__cuda_state *b, const sg__cuda_swap *swap, cudaGraph_t *children,
-                        const char *fn, sg__cuda_graph *out) {
+                        const char *fn, sg__cuda_graph *out, int *current) {
   const sg__schedule *s = b->s;
-  cudaStream_t s0 = b->streams[0];
+  cudaStream_t home = b->home;
   char msg[SG_ERROR_MESSAGE_BYTES], where[SG__LABEL_BYTES + 64];
   /* Traced: the launch's start, then each node between its "before" and
    * "after" events, all recorded as event-record nodes of the graph
@@ -88,14 +92,15 @@ static sg_status replay(sg__cuda_state *b, const sg__cuda_swap *swap, cudaGraph_
   const char *call = "cudaEventRecordWithFlags (trace, external)";
   cudaError_t err = cudaSuccess;
   if (trace) {
-    err = SG_CUDA(cudaEventRecordWithFlags(set->start, s0, cudaEventRecordExternal));
-    if (err == cudaSuccess) err = captured_node(s0, &trace[0]);
+    err = SG_CUDA(cudaEventRecordWithFlags(set->start, home, cudaEventRecordExternal));
+    if (err == cudaSuccess) err = captured_node(home, &trace[0]);
     if (err == cudaSuccess && !trace[0]) err = cudaErrorStreamCaptureUnjoined;
     if (err != cudaSuccess) return sg__cuda_fail(err, call, fn);
   }
   call = "cudaEventRecord (fork)";
-  err = SG_CUDA(cudaEventRecord(b->fork, s0));
-  for (uint32_t i = 1; i < b->stream_count && err == cudaSuccess; i++) {
+  err = SG_CUDA(cudaEventRecord(b->fork, home));
+  for (uint32_t i = 0; i < b->stream_count && err == cudaSuccess; i++) {
+    if (i == b->home_index) continue;
     call = "cudaStreamWaitEvent (fork)";
     err = SG_CUDA(cudaStreamWaitEvent(b->streams[i], b->fork, 0));
   }
@@ -114,6 +119,10 @@ static sg_status replay(sg__cuda_state *b, const sg__cuda_swap *swap, cudaGraph_
       if (err == cudaSuccess) err = captured_node(stream, &trace[1 + 2 * n]);
       if (err == cudaSuccess && !trace[1 + 2 * n]) err = cudaErrorStreamCaptureUnjoined;
     }
+    if (err == cudaSuccess && b->op[n] != SG__OP_NOTHING) {
+      call = "cudaSetDevice (the node's device)";
+      err = sg__cuda_switch(current, b->dev.node_device[n]);
+    }
     if (err == cudaSuccess) {
       const sg__node *node = sg__cuda_build_node(b, swap, n);
       sg_status st = SG_OK;
@@ -121,6 +130,8 @@ static sg_status replay(sg__cuda_state *b, const sg__cuda_swap *swap, cudaGraph_
         case SG__OP_NOTHING:
           break; /* its waits and its event carry its edges */
         case SG__OP_STREAM_FN:
+        case SG__OP_NCCL:
+        case SG__OP_PEER_STAGED:
           st = add_to_capture(b, n, NULL, stream, children[n], out, fn);
           break;
         case SG__OP_STAGED_COPY:
@@ -148,12 +159,13 @@ static sg_status replay(sg__cuda_state *b, const sg__cuda_swap *swap, cudaGraph_
     if (err != cudaSuccess) return sg__cuda_fail(err, call, sg__cuda_where(b, fn, n, where));
   }
 
-  for (uint32_t i = 1; i < b->stream_count && err == cudaSuccess; i++) {
+  for (uint32_t i = 0; i < b->stream_count && err == cudaSuccess; i++) {
+    if (i == b->home_index) continue;
     call = "cudaEventRecord (join)";
     err = SG_CUDA(cudaEventRecord(b->joins[i], b->streams[i]));
     if (err == cudaSuccess) {
       call = "cudaStreamWaitEvent (join)";
-      err = SG_CUDA(cudaStreamWaitEvent(s0, b->joins[i], 0));
+      err = SG_CUDA(cudaStreamWaitEvent(home, b->joins[i], 0));
     }
   }
   if (err != cudaSuccess) return sg__cuda_fail(err, call, fn);
@@ -163,23 +175,29 @@ static sg_status replay(sg__cuda_state *b, const sg__cuda_swap *swap, cudaGraph_
 sg_status sg__cuda_build_capture(sg__cuda_state *b, const sg__cuda_swap *swap, const char *fn,
                                  sg__cuda_graph *out) {
   const sg__schedule *s = b->s;
-  /* Stream functions are captured first, each on its own, since a capture
-   * cannot begin on a stream that is already capturing. */
+  /* Child graphs are made first, each on its own, since a capture cannot
+   * begin on a stream that is already capturing. */
   cudaGraph_t *children = sg__calloc(s->node_count ? s->node_count : 1, sizeof *children);
   if (!children) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
   sg_status st = SG_OK;
   for (uint32_t n = 0; n < s->node_count && !st; n++)
-    if (b->op[n] == SG__OP_STREAM_FN)
-      st = sg__cuda_stream_fn_capture(b, n, sg__cuda_build_node(b, swap, n), fn, &children[n]);
+    if (sg__cuda_op_is_child(b->op[n]))
+      st = sg__cuda_child_graph(b, n, sg__cuda_build_node(b, swap, n), fn, &children[n]);
 
+  int current = -1;
   if (!st) {
-    cudaError_t err = SG_CUDA(cudaStreamBeginCapture(b->streams[0], cudaStreamCaptureModeThreadLocal));
+    cudaError_t err = SG_CUDA(cudaGetDevice(&current));
+    if (err != cudaSuccess) st = sg__cuda_fail(err, "cudaGetDevice", fn);
+  }
+  const int restore = current;
+  if (!st) {
+    cudaError_t err = SG_CUDA(cudaStreamBeginCapture(b->home, cudaStreamCaptureModeThreadLocal));
     if (err != cudaSuccess) {
       st = sg__cuda_fail(err, "cudaStreamBeginCapture", fn);
-    } else if ((st = replay(b, swap, children, fn, out))) {
+    } else if ((st = replay(b, swap, children, fn, out, &current))) {
       abandon_capture(b);
     } else {
-      err = SG_CUDA_AFTER(cudaStreamEndCapture(b->streams[0], &out->graph));
+      err = SG_CUDA_AFTER(cudaStreamEndCapture(b->home, &out->graph));
       if (err != cudaSuccess) {
         if (out->graph) cudaGraphDestroy(out->graph);
         out->graph = NULL;
@@ -188,6 +206,7 @@ sg_status sg__cuda_build_capture(sg__cuda_state *b, const sg__cuda_swap *swap, c
       }
     }
   }
+  if (restore >= 0 && current != restore) cudaSetDevice(restore);
   /* Child graph nodes hold their own copies. */
   for (uint32_t n = 0; n < s->node_count; n++)
     if (children[n]) cudaGraphDestroy(children[n]);

@@ -2,7 +2,10 @@
  * issue order with the schedule's reduced edges (red_start/red_succ) as
  * dependencies. Streams and events play no part: the edges are the graph.
  * Empty nodes become empty graph nodes (they may join many edges); stream
- * functions become child graphs (cuda_stream_fn.c). */
+ * functions, NCCL nodes and copies between GPUs through host memory become
+ * child graphs (cuda_stream_fn.c). Each node is added with its device
+ * current: a graph node runs in the context current when it was added, so
+ * one graph holds nodes of every device. */
 #include "core/sys.h"
 #include "cuda/cuda_call.h"
 #include "cuda/cuda_exec.h"
@@ -79,9 +82,11 @@ static sg_status add_node(sg__cuda_state *b, uint32_t v, const sg__node *node, c
       *err = SG_CUDA(cudaGraphAddHostNode(added, graph, deps, nd, &p));
       return SG_OK;
     }
-    case SG__OP_STREAM_FN: {
+    case SG__OP_STREAM_FN:
+    case SG__OP_NCCL:
+    case SG__OP_PEER_STAGED: {
       cudaGraph_t child;
-      sg_status st = sg__cuda_stream_fn_capture(b, v, node, fn, &child);
+      sg_status st = sg__cuda_child_graph(b, v, node, fn, &child);
       if (st) return st;
       *call = "cudaGraphAddChildGraphNode";
       *err = SG_CUDA(cudaGraphAddChildGraphNode(added, graph, deps, nd, child));
@@ -121,6 +126,10 @@ sg_status sg__cuda_build_explicit(sg__cuda_state *b, const sg__cuda_swap *swap, 
     err = SG_CUDA(cudaGraphAddEventRecordNode(&trace[0], out->graph, NULL, 0, set->start));
     if (err != cudaSuccess) st = sg__cuda_fail(err, "cudaGraphAddEventRecordNode (trace)", fn);
   }
+  int current = -1, restore = -1;
+  if (!st && (err = SG_CUDA(cudaGetDevice(&current))) != cudaSuccess)
+    st = sg__cuda_fail(err, "cudaGetDevice", fn);
+  restore = current;
   for (uint32_t k = 0; k < s->node_count && !st; k++) {
     uint32_t v = s->order[k];
     size_t nd = 0;
@@ -135,6 +144,10 @@ sg_status sg__cuda_build_explicit(sg__cuda_state *b, const sg__cuda_swap *swap, 
       deps[0] = trace[1 + 2 * v];
       nd = 1;
     }
+    if (err == cudaSuccess) {
+      call = "cudaSetDevice (the node's device)";
+      err = sg__cuda_switch(&current, b->dev.node_device[v]);
+    }
     if (err == cudaSuccess)
       st = add_node(b, v, sg__cuda_build_node(b, swap, v), out->graph, deps, nd, out, fn, &call,
                     &err);
@@ -148,6 +161,7 @@ sg_status sg__cuda_build_explicit(sg__cuda_state *b, const sg__cuda_swap *swap, 
       st = sg__cuda_fail(err, call, sg__cuda_where(b, fn, v, where));
     }
   }
+  if (restore >= 0 && current != restore) cudaSetDevice(restore);
   sg__free(deps);
   sg__free(p.start);
   sg__free(p.list);

@@ -5,8 +5,12 @@
  * cudaGraphLaunch orders a launch after earlier work in the stream it is
  * given and after earlier launches of the same executable graph, which is
  * exactly sg_exec_launch's contract; so a caller's stream is used as it is
- * (no fork or join events), and NULL means streams[0]. Waiting needs one
- * event only when the graph went into a caller's stream. */
+ * (no fork or join events), and NULL means home (streams[0] in the explicit
+ * build; cuda_exec.h). Waiting needs one event only when the graph went
+ * into a caller's stream. A graph holding nodes of several devices is one
+ * graph all the same: each node runs in the context it was added in, and one
+ * cudaGraphLaunch into a stream of the executable's device runs them all
+ * (docs/multi-gpu.md says what the driver allows). */
 #include "core/sys.h"
 #include "cuda/cuda_call.h"
 #include "cuda/cuda_exec.h"
@@ -42,18 +46,18 @@ sg_status sg__cuda_graph_rebuild(sg__cuda_state *b, const sg__cuda_swap *swap, c
     if (err != cudaSuccess) {
       g.exec = NULL;
       st = sg__cuda_fail(err, "cudaGraphInstantiate", fn);
-    } else if ((err = SG_CUDA(cudaGraphUpload(g.exec, b->streams[0]))) != cudaSuccess) {
+    } else if ((err = SG_CUDA(cudaGraphUpload(g.exec, b->home))) != cudaSuccess) {
       st = sg__cuda_fail(err, "cudaGraphUpload", fn);
-    } else if ((err = SG_CUDA(cudaStreamSynchronize(b->streams[0]))) != cudaSuccess) {
+    } else if ((err = SG_CUDA(cudaStreamSynchronize(b->home))) != cudaSuccess) {
       /* Builds happen idle and are slow anyway; waiting for the upload here
        * means a first launch into any stream finds the graph resident. */
       st = sg__cuda_fail(err, "cudaStreamSynchronize (after cudaGraphUpload)", fn);
     }
   }
   if (st) {
-    /* An upload may still be in flight on streams[0]: let it finish before
-     * its graph goes. */
-    if (g.exec) cudaStreamSynchronize(b->streams[0]);
+    /* An upload may still be in flight on home: let it finish before its
+     * graph goes. */
+    if (g.exec) cudaStreamSynchronize(b->home);
     sg__cuda_graph_free(&g);
     return st;
   }
@@ -67,7 +71,7 @@ sg_status sg__cuda_graph_create(sg__cuda_state *b, sg__trace *trace, const char 
                                               : sg__cuda_streams_make_one(b, fn);
   /* The tracer's first set is what a traced graph's event nodes record. */
   if (!st && trace)
-    st = sg__cuda_tracer_make(&b->tracer, trace, b->s->node_count, b->streams[0], fn);
+    st = sg__cuda_tracer_make(&b->tracer, trace, b->s->node_count, b->home, fn);
   if (st || b->s->node_count == 0) return st;
   return sg__cuda_graph_rebuild(b, NULL, fn);
 }
@@ -111,7 +115,7 @@ sg_status sg__cuda_graph_launch(sg__cuda_state *b, void *cuda_stream, uint64_t l
     return st;
   }
   cudaStream_t caller = (cudaStream_t)cuda_stream;
-  cudaStream_t target = caller ? caller : b->streams[0];
+  cudaStream_t target = caller ? caller : b->home;
   /* No capture of a graph whose copies the host serves per launch. */
   if ((st = sg__cuda_staged_copy_launch_check(b, caller))) {
     sg__cuda_leave(b->device, previous);

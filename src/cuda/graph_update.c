@@ -9,7 +9,9 @@
  * is rebuilt with the new node and re-instantiated, after waiting for
  * launches in flight, and stats.rebuilds says so. A refusal is never an
  * error; only a failing rebuild is, and it leaves the executable as it
- * was. */
+ * was. The node's device is current during the set-params call: a graph
+ * node keeps the context it was added in (and a kernel's function is looked
+ * up in it). */
 #include "cuda/cuda_call.h"
 #include "cuda/cuda_exec.h"
 
@@ -46,9 +48,11 @@ static int set_in_place(sg__cuda_state *b, uint32_t index, const sg__node *fresh
       err = SG_CUDA(cudaGraphExecHostNodeSetParams(exec, node, &p));
       break;
     }
-    case SG__OP_STREAM_FN: {
+    case SG__OP_STREAM_FN:
+    case SG__OP_NCCL:
+    case SG__OP_PEER_STAGED: {
       cudaGraph_t child;
-      if ((*st = sg__cuda_stream_fn_capture(b, index, fresh, fn, &child))) return 0;
+      if ((*st = sg__cuda_child_graph(b, index, fresh, fn, &child))) return 0;
       err = SG_CUDA(cudaGraphExecChildGraphNodeSetParams(exec, node, child));
       cudaGraphDestroy(child);
       break;
@@ -90,7 +94,15 @@ sg_status sg__cuda_graph_update_node(sg__cuda_state *b, uint32_t index, const sg
   *in_place = 0;
   if (op == (sg__cuda_op)b->op[index]) {
     sg_status st = SG_OK;
-    int done = set_in_place(b, index, fresh, payload, fn, &st);
+    int current = b->device, done = 0;
+    cudaError_t err = sg__cuda_switch(&current, b->dev.node_device[index]);
+    if (err != cudaSuccess) {
+      char where[SG__LABEL_BYTES + 64];
+      return sg__cuda_fail(err, "cudaSetDevice (the node's device)",
+                           sg__cuda_where(b, fn, index, where));
+    }
+    done = set_in_place(b, index, fresh, payload, fn, &st);
+    if (current != b->device) cudaSetDevice(b->device); /* release: the caller's device next */
     if (st) return st;
     if (done) {
       if (payload) {

@@ -6,6 +6,10 @@ list(APPEND SG_CUDA_C_SOURCES
   cuda/stream_link.c
   cuda/cuda_exec.c
   cuda/cuda_device.c
+  cuda/cuda_devices.c
+  cuda/peer_access.c
+  cuda/peer_copy.c
+  cuda/cuda_nccl.c
   cuda/cuda_streams.c
   cuda/cuda_nodes.c
   cuda/cuda_work.c

@@ -8,12 +8,16 @@
  *   join   streams[1..k) --joins[i]--> streams[0]; record `done` on streams[0];
  *          caller stream waits `done`                     (when a stream is given)
  *
- * streams[0] runs every launch from start to `done`, so the next launch,
- * which starts on streams[0] and fans out from there, begins only after the
- * previous one has fully completed: launches of one executable run in
+ * streams[0] above stands for `home` (cuda_exec.h): the first planned
+ * stream on the executable's device, or a stream of that device of its own
+ * when no node runs there; the other streams may be on any device (events
+ * tie devices). Home runs every launch from start to `done`, so the next
+ * launch, which starts on home and fans out from there, begins only after
+ * the previous one has fully completed: launches of one executable run in
  * order without any host-side wait. The loop reads the node parameters
  * from the executable's nodes directly (updates change them in place between
- * launches), allocates nothing and takes no lock. */
+ * launches), allocates nothing and takes no lock. It makes a node's device
+ * current before enqueueing it, only where the device changes. */
 #include <stdio.h>
 
 #include "cuda/cuda_call.h"
@@ -35,10 +39,13 @@ static sg_status cuda_stopped(sg__cuda_state *b, cudaError_t err, const char *ca
   return stopped(b, SG_ERR_CUDA, msg);
 }
 
-/* The body of a launch; the caller has made the device current. */
-static sg_status replay(sg__cuda_state *b, cudaStream_t caller, sg__cuda_trace_set *set) {
+/* The body of a launch; *current is the current device (the executable's
+ * at the start; -1 once unknown). */
+static sg_status replay(sg__cuda_state *b, cudaStream_t caller, sg__cuda_trace_set *set,
+                        int *current) {
   const sg__schedule *s = b->s;
-  cudaStream_t s0 = b->streams[0];
+  cudaStream_t home = b->home;
+  const uint32_t home_index = b->home_index; /* UINT32_MAX: home is no planned stream */
   const int tracing = set != NULL;
   /* A traced launch starts at its set's start event (timed); it forks the
    * other streams as `start` does otherwise. */
@@ -48,15 +55,17 @@ static sg_status replay(sg__cuda_state *b, cudaStream_t caller, sg__cuda_trace_s
   if (caller) {
     if ((err = SG_CUDA(cudaEventRecord(b->fork, caller))))
       return cuda_stopped(b, err, "cudaEventRecord (fork from the caller's stream)", UINT32_MAX);
-    if ((err = SG_CUDA(cudaStreamWaitEvent(s0, b->fork, 0))))
+    if ((err = SG_CUDA(cudaStreamWaitEvent(home, b->fork, 0))))
       return cuda_stopped(b, err, "cudaStreamWaitEvent (fork)", UINT32_MAX);
   }
-  if (b->stream_count > 1 || tracing) {
-    if ((err = SG_CUDA(cudaEventRecord(start, s0))))
+  if (b->stream_count > 1 || home_index != 0 || tracing) {
+    if ((err = SG_CUDA(cudaEventRecord(start, home))))
       return cuda_stopped(b, err, "cudaEventRecord (start)", UINT32_MAX);
-    for (uint32_t i = 1; i < b->stream_count; i++)
+    for (uint32_t i = 0; i < b->stream_count; i++) {
+      if (i == home_index) continue;
       if ((err = SG_CUDA(cudaStreamWaitEvent(b->streams[i], start, 0))))
         return cuda_stopped(b, err, "cudaStreamWaitEvent (start)", UINT32_MAX);
+    }
   }
 
   for (uint32_t k = 0; k < s->node_count; k++) {
@@ -68,8 +77,12 @@ static sg_status replay(sg__cuda_state *b, cudaStream_t caller, sg__cuda_trace_s
     if (tracing && (err = SG_CUDA(cudaEventRecord(set->before[n], stream))))
       return cuda_stopped(b, err, "cudaEventRecord (trace)", n);
     if (b->op[n] != SG__OP_NOTHING) {
+      /* A kernel launch needs its stream's device current. */
+      if ((err = sg__cuda_switch(current, b->dev.node_device[n])))
+        return cuda_stopped(b, err, "cudaSetDevice (the node's device)", n);
       char msg[SG_ERROR_MESSAGE_BYTES];
       sg_status st = sg__cuda_enqueue(b, n, &b->nodes[n], stream, launch_fn, msg, sizeof msg);
+      if (b->op[n] == SG__OP_NCCL) *current = -1; /* NCCL switches devices per call */
       if (st) return stopped(b, st, msg);
     }
     if (tracing && (err = SG_CUDA(cudaEventRecord(set->after[n], stream))))
@@ -79,13 +92,14 @@ static sg_status replay(sg__cuda_state *b, cudaStream_t caller, sg__cuda_trace_s
       return cuda_stopped(b, err, "cudaEventRecord", n);
   }
 
-  for (uint32_t i = 1; i < b->stream_count; i++) {
+  for (uint32_t i = 0; i < b->stream_count; i++) {
+    if (i == home_index) continue;
     if ((err = SG_CUDA(cudaEventRecord(b->joins[i], b->streams[i]))))
       return cuda_stopped(b, err, "cudaEventRecord (join)", UINT32_MAX);
-    if ((err = SG_CUDA(cudaStreamWaitEvent(s0, b->joins[i], 0))))
+    if ((err = SG_CUDA(cudaStreamWaitEvent(home, b->joins[i], 0))))
       return cuda_stopped(b, err, "cudaStreamWaitEvent (join)", UINT32_MAX);
   }
-  if ((err = SG_CUDA(cudaEventRecord(b->done, s0))))
+  if ((err = SG_CUDA(cudaEventRecord(b->done, home))))
     return cuda_stopped(b, err, "cudaEventRecord (done)", UINT32_MAX);
   b->busy_done = 1;
   if (caller && (err = SG_CUDA(cudaStreamWaitEvent(caller, b->done, 0))))
@@ -113,12 +127,14 @@ sg_status sg__cuda_streams_launch(sg__cuda_state *b, void *cuda_stream, uint64_t
   /* Until the launch is fully enqueued, some streams may hold work that
    * `done` does not cover: waits then synchronise every stream. */
   b->interrupted = 1;
-  st = replay(b, (cudaStream_t)cuda_stream, set);
+  int current = b->device;
+  st = replay(b, (cudaStream_t)cuda_stream, set, &current);
   if (!st) {
     b->interrupted = 0;
     if (set) sg__cuda_tracer_recorded(set, launch);
   }
   b->launches++;
+  if (current != b->device) cudaSetDevice(b->device); /* release: the caller's device next */
   sg__cuda_leave(b->device, previous);
   return st;
 }

@@ -21,6 +21,17 @@
 
 namespace multitest {
 
+// Fills memory of `device` with 0xA5 bytes and waits for it (the memset on
+// that device, so that its synchronisation covers it).
+inline void poison_on(int device, void *p, size_t bytes) {
+  int previous = 0;
+  ASSERT_EQ(cudaGetDevice(&previous), cudaSuccess);
+  ASSERT_EQ(cudaSetDevice(device), cudaSuccess);
+  ASSERT_EQ(cudaMemset(p, 0xA5, bytes), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  ASSERT_EQ(cudaSetDevice(previous), cudaSuccess);
+}
+
 // Device memory of `device` from sg_mem_alloc, freed at the end of the scope.
 struct DevOn {
   void *p = nullptr;
@@ -36,6 +47,7 @@ struct DevOn {
   DevOn(const DevOn &) = delete;
   DevOn &operator=(const DevOn &) = delete;
   uint32_t *u32() const { return static_cast<uint32_t *>(p); }
+  void poison() const { poison_on(device, p, bytes); }
 };
 
 // 1 when device a can access device b's memory and back.
