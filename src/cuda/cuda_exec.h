@@ -102,6 +102,10 @@ typedef struct sg__cuda_graph {
   /* Copies the graph stages and copies through a registration, each launch
    * (counted in the statistics per launch, not per build). */
   uint32_t staged_copies, registered_copies;
+  /* By node: the staging state (ring or registration) a copy with a
+   * pageable side was built with, or NULL; made by the first such copy
+   * (staged_copy.c). */
+  struct sg__pstate **staged;
 } sg__cuda_graph;
 
 /* A node standing in for node `index` while a graph is rebuilt with new
@@ -225,13 +229,15 @@ sg_status sg__cuda_staged_copy_add_node(sg__cuda_state *b, uint32_t index, const
                                         cudaGraph_t graph, const cudaGraphNode_t *deps,
                                         size_t dep_count, cudaGraphNode_t *node, const char *fn,
                                         sg__cuda_graph *counts);
-/* 1 when the graph built with node `index`'s parameters `now` stays right
- * for `fresh` (both candidates: the same ring or registration serves
- * them); 0 when the graph must be rebuilt, since a staged copy's ring and
- * pointers are baked into it. Prepares `fresh`'s state first (a rebuild
- * that cannot get it fails). */
-int sg__cuda_staged_copy_unchanged(sg__cuda_state *b, uint32_t index, const sg__copy *now,
-                                   const sg__copy *fresh);
+/* Applies `fresh`, the new parameters of staged copy `index` (now `now`),
+ * to the instantiated graph in place: 1 when done, 0 when the graph must
+ * be rebuilt. Prepares `fresh`'s state first (a rebuild that cannot get it
+ * fails). The pageable side of a staged copy is given per launch, so a new
+ * one changes nothing in the graph; a new device side updates the copy's
+ * child graph in place; only another size, direction or route (a ring, a
+ * registration of another buffer) rebuilds. */
+int sg__cuda_staged_copy_set_in_place(sg__cuda_state *b, uint32_t index, const sg__copy *now,
+                                      const sg__copy *fresh);
 /* Before an update of node `index` to `fresh` (its op `op`, staging
  * direction `dir`) is applied, outside any capture: tells staging, which
  * may take a ring or register a buffer. On error the update is refused. */
@@ -242,9 +248,15 @@ sg_status sg__cuda_staged_copy_prepare(sg__cuda_state *b, uint32_t index, const 
  * cannot be captured into a caller's graph (the conductor is armed once per
  * launch); SG_ERR_UNSUPPORTED, naming the copy, when `stream` is capturing. */
 sg_status sg__cuda_staged_copy_launch_check(sg__cuda_state *b, cudaStream_t stream);
-/* Graph mode, after a cudaGraphLaunch that succeeded: arms the graph's
- * memop-protocol copies for it. */
-void sg__cuda_staged_copy_launched(sg__cuda_state *b);
+/* Graph mode, right before cudaGraphLaunch: hands each staged copy of the
+ * graph the pageable address of this launch (the node's parameters now).
+ * SG_ERR_OUT_OF_MEMORY, with its message, when one cannot take it; nothing
+ * is handed over then. */
+sg_status sg__cuda_staged_copy_queue(sg__cuda_state *b);
+/* Graph mode, after the cudaGraphLaunch that followed the queue: arms the
+ * graph's memop-protocol copies for it, or, when it was not `launched`,
+ * takes the addresses queued for it back. */
+void sg__cuda_staged_copy_launched(sg__cuda_state *b, int launched);
 
 /* ---- peer_copy.c: copies between GPUs without peer access --------------- */
 

@@ -26,6 +26,8 @@ void sg__cuda_graph_free(sg__cuda_graph *g) {
   g->nodes = NULL;
   g->kernel_fns = NULL;
   g->trace_nodes = NULL;
+  sg__free(g->staged);
+  g->staged = NULL;
 }
 
 sg_status sg__cuda_graph_rebuild(sg__cuda_state *b, const sg__cuda_swap *swap, const char *fn) {
@@ -134,16 +136,22 @@ sg_status sg__cuda_graph_launch(sg__cuda_state *b, void *cuda_stream, uint64_t l
   }
   const char *call = "cudaGraphExecEventRecordNodeSetEvent (trace)";
   cudaError_t err = set ? point_trace_nodes(b, set) : cudaSuccess;
+  if (err == cudaSuccess && (st = sg__cuda_staged_copy_queue(b))) {
+    sg__cuda_leave(b->device, previous);
+    sg__exec_fail(b->exec, st, "%s", sg_last_error());
+    return st;
+  }
   if (err == cudaSuccess) {
     call = "cudaGraphLaunch";
     err = SG_CUDA(cudaGraphLaunch(b->g.exec, target));
+    /* Arms its memop-protocol copies, or takes back what was queued. */
+    sg__cuda_staged_copy_launched(b, err == cudaSuccess);
   }
   if (err == cudaSuccess) {
     if (set) sg__cuda_tracer_recorded(set, launch);
     b->launches++;
     if (b->g.staged_copies || b->g.registered_copies) /* the graph's copies ran once more */
       sg__exec_count_copies(b->exec, b->g.staged_copies, b->g.registered_copies);
-    sg__cuda_staged_copy_launched(b); /* arm its memop-protocol copies */
     if (!caller) {
       b->busy_stream = 1;
     } else {

@@ -35,8 +35,8 @@ static int set_in_place(sg__cuda_state *b, uint32_t index, const sg__node *fresh
                                                        cudaMemcpyDefault));
       break;
     case SG__OP_STAGED_COPY:
-      /* A staged copy's ring and pointers are baked into the graph. */
-      return sg__cuda_staged_copy_unchanged(b, index, &b->nodes[index].u.copy, &fresh->u.copy);
+      /* Its pageable side is given per launch; the rest is staged_copy.c's. */
+      return sg__cuda_staged_copy_set_in_place(b, index, &b->nodes[index].u.copy, &fresh->u.copy);
     case SG__OP_MEMSET: {
       struct cudaMemsetParams p;
       sg__cuda_memset_params(&fresh->u.memset, &p);

@@ -4,7 +4,8 @@
  *
  *   sg__cuda_staged_copy_enqueue    streams mode, at every launch
  *   sg__cuda_staged_copy_add_node   graph mode, both builds, once per build
- *   sg__cuda_staged_copy_unchanged  graph mode, a parameter update in place
+ *   sg__cuda_staged_copy_set_in_place  graph mode, a parameter update in place
+ *   sg__cuda_staged_copy_queue      graph mode, at every launch: its pageable sides
  *   sg__cuda_staged_copy_prepare    before any update is applied
  *
  * Staging (src/staging) decides the route, by policy: a candidate is staged
@@ -392,15 +393,15 @@ sg_status sg__cuda_staged_copy_enqueue(sg__cuda_state *b, uint32_t index, const 
  * gate(k) after gate(k-1) and DMA(k-L), DMA(k) after gate(k) and DMA(k-1);
  * for device->host DMA(k) after DMA(k-1) and post(k-L) (k >= R), post(k)
  * after DMA(k) and post(k-1). The last DMA (host->device) or post
- * (device->host) comes after every other node. `hosts` and `dmas` hold
- * the chunks' nodes (chunks each). */
-static cudaError_t build_child(sg__stage_run *run, cudaGraph_t child, cudaGraphNode_t *dmas,
-                               cudaGraphNode_t *hosts, const char **call) {
+ * (device->host) comes after every other node. `device` is the copy's
+ * device side; `hosts` and `dmas` hold the chunks' nodes (chunks each). */
+static cudaError_t build_child(sg__stage_run *run, char *device, cudaGraph_t child,
+                               cudaGraphNode_t *dmas, cudaGraphNode_t *hosts, const char **call) {
   const uint32_t n = run->g.chunks, lag = run->g.lag;
   const int h2d = run->dir == SG__STAGE_H2D;
   cudaError_t err = cudaSuccess;
   for (uint32_t k = 0; k < n && err == cudaSuccess; k++) {
-    char *dev = run->device + sg__stage_offset(run, k);
+    char *dev = device + sg__stage_offset(run, k);
     char *slot = sg__stage_slot(run, k);
     size_t len = sg__stage_len(run, k);
     struct cudaHostNodeParams host = {h2d ? h2d_gate_cb : d2h_post_cb, &run->steps[k]};
@@ -435,9 +436,13 @@ static cudaError_t build_child(sg__stage_run *run, cudaGraph_t child, cudaGraphN
   return err;
 }
 
-/* The child graph of a staged copy, added after `deps`. */
-static sg_status add_staged(sg__stage_run *run, cudaGraph_t graph, const cudaGraphNode_t *deps,
-                            size_t dep_count, cudaGraphNode_t *out, const char *where) {
+/* The child graph of staged copy `c` through `run`: the same shape for
+ * every copy the run serves, so that a new device side is an in-place
+ * update of the child graph node. */
+static sg_status child_make(sg__stage_run *run, const sg__copy *c, cudaGraph_t *out,
+                            const char *where) {
+  void *host, *device;
+  sg__staging_sides(c, run->dir, &host, &device);
   cudaGraphNode_t *nodes = sg__calloc(2 * (size_t)run->g.chunks, sizeof *nodes);
   if (!nodes) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory for a graph", where);
   cudaGraph_t child = NULL;
@@ -445,15 +450,36 @@ static sg_status add_staged(sg__stage_run *run, cudaGraph_t graph, const cudaGra
   cudaError_t err = SG_CUDA(cudaGraphCreate(&child, 0));
   if (err == cudaSuccess)
     err = run->protocol == SG__STAGE_MEMOPS
-              ? sg__cuda_memops_build(run, child, &call)
-              : build_child(run, child, nodes, nodes + run->g.chunks, &call);
-  if (err == cudaSuccess) {
-    call = "cudaGraphAddChildGraphNode";
-    err = SG_CUDA(cudaGraphAddChildGraphNode(out, graph, deps, dep_count, child));
-  }
-  if (child) cudaGraphDestroy(child); /* the node holds its own copy */
+              ? sg__cuda_memops_build(run, device, child, &call)
+              : build_child(run, device, child, nodes, nodes + run->g.chunks, &call);
   sg__free(nodes);
-  return err == cudaSuccess ? SG_OK : sg__cuda_fail(err, call, where);
+  if (err != cudaSuccess) {
+    if (child) cudaGraphDestroy(child);
+    return sg__cuda_fail(err, call, where);
+  }
+  *out = child;
+  return SG_OK;
+}
+
+/* The child graph of a staged copy, added after `deps`. */
+static sg_status add_staged(sg__stage_run *run, const sg__copy *c, cudaGraph_t graph,
+                            const cudaGraphNode_t *deps, size_t dep_count, cudaGraphNode_t *out,
+                            const char *where) {
+  cudaGraph_t child = NULL;
+  sg_status st = child_make(run, c, &child, where);
+  if (st) return st;
+  cudaError_t err = SG_CUDA(cudaGraphAddChildGraphNode(out, graph, deps, dep_count, child));
+  cudaGraphDestroy(child); /* the node holds its own copy */
+  return err == cudaSuccess ? SG_OK : sg__cuda_fail(err, "cudaGraphAddChildGraphNode", where);
+}
+
+/* Records that the graph being built (`g`) uses state `p` for node `index`. */
+static sg_status record_state(sg__cuda_state *b, sg__cuda_graph *g, uint32_t index, sg__pstate *p,
+                              const char *where) {
+  if (!g->staged && !(g->staged = sg__calloc(b->s->node_count, sizeof *g->staged)))
+    return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory for a graph", where);
+  g->staged[index] = p;
+  return SG_OK;
 }
 
 sg_status sg__cuda_staged_copy_add_node(sg__cuda_state *b, uint32_t index, const sg__copy *c,
@@ -461,7 +487,7 @@ sg_status sg__cuda_staged_copy_add_node(sg__cuda_state *b, uint32_t index, const
                                         size_t dep_count, cudaGraphNode_t *node, const char *fn,
                                         sg__cuda_graph *counts) {
   char where[SG__STAGING_LABEL_BYTES + 64];
-  const sg__pstate *p = sg__staging_find(b->staging, index, c);
+  sg__pstate *p = sg__staging_find(b->staging, index, c);
   if (!p || p->route == SG__ROUTE_DIRECT)
     /* Every candidate's state is prepared before a build (creation, and
      * sg__cuda_staged_copy_prepare); a plain memcpy node would not run in
@@ -470,26 +496,46 @@ sg_status sg__cuda_staged_copy_add_node(sg__cuda_state *b, uint32_t index, const
                     "%s: no staging ring or registration was prepared for the copy, and a copy "
                     "with a pageable side cannot be a plain node of a CUDA graph",
                     where_of(b, fn, index, where));
+  sg__cuda_where(b, fn, index, where);
+  sg_status st = record_state(b, counts, index, p, where);
+  if (st) return st;
   if (p->route == SG__ROUTE_REGISTERED) { /* pinned in place: a plain copy, held for the graph */
     cudaError_t err = SG_CUDA(cudaGraphAddMemcpyNode1D(node, graph, deps, dep_count, c->dst,
                                                        c->src, c->bytes, cudaMemcpyDefault));
-    if (err != cudaSuccess)
-      return sg__cuda_fail(err, "cudaGraphAddMemcpyNode1D", sg__cuda_where(b, fn, index, where));
+    if (err != cudaSuccess) return sg__cuda_fail(err, "cudaGraphAddMemcpyNode1D", where);
     counts->registered_copies++;
     return SG_OK;
   }
-  sg_status st =
-      add_staged(p->run, graph, deps, dep_count, node, sg__cuda_where(b, fn, index, where));
+  st = add_staged(p->run, c, graph, deps, dep_count, node, where);
   if (!st) counts->staged_copies++;
   return st;
 }
 
-int sg__cuda_staged_copy_unchanged(sg__cuda_state *b, uint32_t index, const sg__copy *now,
-                                   const sg__copy *fresh) {
+/* The device side of the staged copy behind graph node `node` becomes
+ * `fresh`'s: the same child graph with other addresses, updated in place
+ * (1), or refused by the driver (0: rebuild). */
+static int set_child(sg__cuda_state *b, uint32_t index, sg__stage_run *run, const sg__copy *fresh) {
+  char where[SG__LABEL_BYTES + 64];
+  cudaGraph_t child = NULL;
+  if (child_make(run, fresh, &child, sg__cuda_where(b, "sg_exec_set_copy", index, where))) {
+    cudaGetLastError();
+    return 0; /* the rebuild reports it, if it fails too */
+  }
+  cudaError_t err = SG_CUDA(cudaGraphExecChildGraphNodeSetParams(b->g.exec, b->g.nodes[index], child));
+  cudaGraphDestroy(child);
+  if (err == cudaSuccess) return 1;
+  cudaGetLastError(); /* a refused update is not sticky */
+  return 0;
+}
+
+int sg__cuda_staged_copy_set_in_place(sg__cuda_state *b, uint32_t index, const sg__copy *now,
+                                      const sg__copy *fresh) {
   sg__staging *st = b->staging;
-  /* No build is under way and the live graph was built from the node's
-   * parameters now: other states are unused. */
-  sg__staging_gc(st, index, now, fresh);
+  sg__pstate *before = b->g.staged ? b->g.staged[index] : NULL;
+  /* No build is under way and the live graph uses `before`: other states
+   * are unused (an in-place update never changes the state a graph uses,
+   * so launches in flight use `before` too). */
+  if (before) sg__staging_gc(st, index, before, sg__staging_find(st, index, fresh));
   /* Normally prepared already (sg__cuda_staged_copy_prepare refuses the
    * update when it cannot be); if not, the rebuild this asks for fails in
    * sg__cuda_staged_copy_add_node rather than build a pageable memcpy node. */
@@ -497,23 +543,33 @@ int sg__cuda_staged_copy_unchanged(sg__cuda_state *b, uint32_t index, const sg__
   if (sg__staging_prepare(st, index, b->nodes[index].name, fresh,
                           where_of(b, "sg_exec_set_copy", index, where)))
     cudaGetLastError();
-  const sg__pstate *before = sg__staging_find(st, index, now);
-  const sg__pstate *after = sg__staging_find(st, index, fresh);
-  return before && before == after;
+  sg__pstate *after = sg__staging_find(st, index, fresh);
+  /* Another size or direction (another ring), or another route or
+   * registered buffer: rebuilt, after the launches in flight (which may
+   * use the old ring or registration) are over. */
+  if (!before || before != after) return 0;
+  void *host_now, *device_now, *host_fresh, *device_fresh;
+  sg__staging_sides(now, before->dir, &host_now, &device_now);
+  sg__staging_sides(fresh, after->dir, &host_fresh, &device_fresh);
+  if (device_now == device_fresh && host_now == host_fresh) return 1;
+  if (after->route == SG__ROUTE_REGISTERED) { /* the same buffer, another device side */
+    cudaError_t err = SG_CUDA(cudaGraphExecMemcpyNodeSetParams1D(
+        b->g.exec, b->g.nodes[index], fresh->dst, fresh->src, fresh->bytes, cudaMemcpyDefault));
+    if (err == cudaSuccess) return 1;
+    cudaGetLastError();
+    return 0;
+  }
+  /* Staged: the pageable side comes with each launch (sg__cuda_staged_copy_queue). */
+  return device_now == device_fresh ? 1 : set_child(b, index, after->run, fresh);
 }
 
-sg_status sg__cuda_staged_copy_prepare(sg__cuda_state *b, uint32_t index, const sg__node *fresh,
-                                       sg__cuda_op op, sg__stage_dir dir, const char *fn) {
-  if (fresh->kind != SG__NODE_COPY) return SG_OK;
-  char where[SG__STAGING_LABEL_BYTES + 64];
-  where_of(b, "sg_exec_set_copy", index, where);
-  /* Graph mode keeps the old state for the graph built with it until the
-   * update is done one way or the other (sg__staging_gc). */
-  return sg__staging_update(b->staging, index, b->nodes[index].name, &fresh->u.copy, dir,
-                            b->mode != SG_MODE_GRAPH, where);
-}
+/* ---- graph launches ------------------------------------------------------ */
 
-/* ---- graph launches (memop protocol) ------------------------------------- */
+/* The ring of node `i` in the live graph, or NULL when it has none. */
+static sg__stage_run *live_run(const sg__cuda_state *b, uint32_t i) {
+  const sg__pstate *p = b->g.staged ? b->g.staged[i] : NULL;
+  return p && p->route == SG__ROUTE_STAGE ? p->run : NULL;
+}
 
 sg_status sg__cuda_staged_copy_launch_check(sg__cuda_state *b, cudaStream_t stream) {
   sg__staging *st = b->staging;
@@ -526,9 +582,7 @@ sg_status sg__cuda_staged_copy_launch_check(sg__cuda_state *b, cudaStream_t stre
   }
   if (capture == cudaStreamCaptureStatusNone) return SG_OK;
   for (uint32_t i = 0; i < b->s->node_count; i++) {
-    if (b->op[i] != SG__OP_STAGED_COPY) continue;
-    const sg__pstate *p = sg__staging_find(st, i, &b->nodes[i].u.copy);
-    if (!p || p->route != SG__ROUTE_STAGE) continue;
+    if (!live_run(b, i)) continue;
     char label[SG__STAGING_LABEL_BYTES];
     return sg__fail(SG_ERR_UNSUPPORTED,
                     "sg_exec_launch: %s: the launch is being captured into a CUDA graph, and this "
@@ -541,15 +595,35 @@ sg_status sg__cuda_staged_copy_launch_check(sg__cuda_state *b, cudaStream_t stre
   return SG_OK;
 }
 
-void sg__cuda_staged_copy_launched(sg__cuda_state *b) {
-  sg__staging *st = b->staging;
-  if (!st || !st->persistent || st->protocol != SG__STAGE_MEMOPS) return;
+sg_status sg__cuda_staged_copy_queue(sg__cuda_state *b) {
+  if (!b->g.staged) return SG_OK;
+  char where[SG__STAGING_LABEL_BYTES + 64];
+  for (uint32_t i = 0; i < b->s->node_count; i++) {
+    sg__stage_run *run = live_run(b, i);
+    if (run && sg__stage_launch_reserve(run, where_of(b, "sg_exec_launch", i, where)))
+      return SG_ERR_OUT_OF_MEMORY; /* nothing queued yet */
+  }
+  for (uint32_t i = 0; i < b->s->node_count; i++) {
+    sg__stage_run *run = live_run(b, i);
+    if (!run) continue;
+    void *host, *device;
+    sg__staging_sides(&b->nodes[i].u.copy, run->dir, &host, &device);
+    sg__stage_launch_queue(run, host);
+  }
+  return SG_OK;
+}
+
+void sg__cuda_staged_copy_launched(sg__cuda_state *b, int launched) {
+  if (!b->g.staged) return;
   const sg__stage_watch w = watch_for(b);
   for (uint32_t i = 0; i < b->s->node_count; i++) {
-    if (b->op[i] != SG__OP_STAGED_COPY) continue;
-    const sg__pstate *p = sg__staging_find(st, i, &b->nodes[i].u.copy);
-    if (!p || p->route != SG__ROUTE_STAGE || p->run->protocol != SG__STAGE_MEMOPS) continue;
-    char where[SG__STAGING_LABEL_BYTES + 64];
-    sg__stage_arm(p->run, &w, where_of(b, "sg_exec_launch", i, where));
+    sg__stage_run *run = live_run(b, i);
+    if (!run) continue;
+    if (!launched) {
+      sg__stage_launch_unqueue(run);
+    } else if (run->protocol == SG__STAGE_MEMOPS) {
+      char where[SG__STAGING_LABEL_BYTES + 64];
+      sg__stage_arm(run, &w, where_of(b, "sg_exec_launch", i, where));
+    }
   }
 }

@@ -248,6 +248,7 @@ cudaError_t sg__cuda_memops_enqueue(sg__stage_run *run, cudaStream_t stream,
 
 typedef struct graph_emit {
   const sg__stage_run *run;
+  char *device;         /* the copy's device side */
   cudaGraph_t graph;
   CUcontext ctx;
   cudaGraphNode_t last; /* the chain so far */
@@ -283,7 +284,7 @@ static int to_graph(void *ctx, const sg__stage_op *op) {
   }
   if (flush_graph(e)) return 1;
   const sg__stage_run *run = e->run;
-  char *dev = run->device + sg__stage_offset(run, op->chunk), *slot = sg__stage_slot(run, op->chunk);
+  char *dev = e->device + sg__stage_offset(run, op->chunk), *slot = sg__stage_slot(run, op->chunk);
   const int h2d = run->dir == SG__STAGE_H2D;
   cudaGraphNode_t node = NULL;
   e->call = "cudaGraphAddMemcpyNode1D (staging)";
@@ -294,7 +295,8 @@ static int to_graph(void *ctx, const sg__stage_op *op) {
   return e->err != cudaSuccess;
 }
 
-cudaError_t sg__cuda_memops_build(sg__stage_run *run, cudaGraph_t child, const char **call) {
+cudaError_t sg__cuda_memops_build(sg__stage_run *run, char *device, cudaGraph_t child,
+                                  const char **call) {
   pthread_once(&lookup_once, lookup);
   graph_emit *e = sg__malloc(sizeof *e);
   if (!e) {
@@ -303,6 +305,7 @@ cudaError_t sg__cuda_memops_build(sg__stage_run *run, cudaGraph_t child, const c
   }
   memset(e, 0, sizeof *e);
   e->run = run;
+  e->device = device;
   e->graph = child;
   /* Batch-memop nodes name their context: the build's, current now. */
   e->ctx = (CUcontext)sg__cuda_current_context();

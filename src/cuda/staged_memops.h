@@ -28,9 +28,11 @@ cudaError_t sg__cuda_memops_enqueue(sg__stage_run *run, cudaStream_t stream,
                                     const char **call);
 
 /* Graph mode: the program of `run` (a persistent memop run: it resets its
- * flags at every launch) into the empty graph `child`, as one chain. On
- * failure *call names the call. */
-cudaError_t sg__cuda_memops_build(sg__stage_run *run, cudaGraph_t child, const char **call);
+ * flags at every launch) into the empty graph `child`, as one chain, its
+ * DMAs to or from `device` (the copy's device side). On failure *call names
+ * the call. */
+cudaError_t sg__cuda_memops_build(sg__stage_run *run, char *device, cudaGraph_t child,
+                                  const char **call);
 
 /* 1 when `device` can run the memop protocol (docs/staging.md, "Device
  * support"): the driver's stream memory operations, unified addressing and

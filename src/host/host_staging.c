@@ -86,6 +86,18 @@ sg_status sg__host_staged_run(sg__staging *st, uint32_t index, const sg__node *n
       route = p->route;
       run = p->run;
     }
+    if (run) {
+      /* As a graph launch does (src/cuda/staged_copy.c): this launch's
+       * pageable side goes to the host side, the device side to the
+       * emulated DMA (nothing else of the executable runs meanwhile). */
+      void *host, *device;
+      sg__staging_sides(c, sn->dir, &host, &device);
+      s = sg__stage_launch_reserve(run, label);
+      if (!s) {
+        sg__stage_launch_queue(run, host);
+        run->device = device;
+      }
+    }
   } else {
     s = sg__staging_route(st, index, c, label, &route);
     if (!s && route == SG__ROUTE_STAGE) {

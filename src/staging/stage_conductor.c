@@ -145,6 +145,7 @@ static void activation_reset(sg__stage_activation *a) {
 static void retire(sg__conductor *c, sg__stage_run *run, sg__stage_run **doomed) {
   sg__stage_activation *a = &run->act;
   const int leak = a->end == SG__END_LEAK;
+  sg__stage_launch_end(run); /* a persistent run's next launch is the oldest */
   if (--a->armed > 0 && !leak) {
     activation_reset(a);
     return;
@@ -163,6 +164,7 @@ static int step(sg__conductor *c, sg__stage_run *run, uint64_t now, sg__stage_ru
   int progress = 0;
   if (!a->started && a->end == SG__END_PROGRAM && sg__flag_load(&run->flags->go) == 1) {
     sg__flag_store(&run->flags->go, 0);
+    sg__stage_launch_begin(run); /* the pageable side this launch was made with */
     a->started = 1;
     progress = 1;
   }

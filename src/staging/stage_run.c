@@ -62,9 +62,14 @@ sg_status sg__stage_run_new(sg_pinned_pool *pool, sg__stage_dir dir, void *host,
   for (uint32_t k = 0; k < g->chunks; k++) run->steps[k] = (sg__stage_step){run, k};
   const int nontemporal = sg__stage_nontemporal_default(dir == SG__STAGE_H2D, g->bytes);
   for (unsigned s = 0; s < g->ring; s++) run->jobs[s].nontemporal = nontemporal;
+  if (persistent && sg__mutex_init(&run->launches.lock)) {
+    sg__free(mem);
+    return sg__fail(SG_ERR_SYSTEM, "%s: cannot create a mutex for a staging ring", where);
+  }
   sg_status st = sg__pool_acquire(pool, ring_bytes, persistent, broken,
                                   broken_ctx, where, &run->block);
   if (st) {
+    if (persistent) sg__mutex_destroy(&run->launches.lock);
     sg__free(mem);
     return st;
   }
@@ -94,7 +99,70 @@ void sg__stage_run_free(sg__stage_run *run) {
   sg__stage_quiesce(run);
   sg__pool_flags_give(run->pool, run->flags);
   sg__pool_release(run->pool, &run->block);
+  if (run->persistent) {
+    sg__free(run->launches.host);
+    sg__mutex_destroy(&run->launches.lock);
+  }
   sg__free(run);
+}
+
+/* ---- a persistent run's launches ------------------------------------------ */
+
+sg_status sg__stage_launch_reserve(sg__stage_run *run, const char *where) {
+  sg__stage_launches *q = &run->launches;
+  sg__mutex_lock(&q->lock);
+  sg_status st = SG_OK;
+  if (q->count == q->cap) {
+    /* Grown by copying, oldest first, into a fresh array (the old one is
+     * circular). Launches queued at once are few: growth is rare. */
+    unsigned cap = q->cap ? q->cap * 2 : 4;
+    char **grown = cap > q->cap ? sg__calloc(cap, sizeof *grown) : NULL;
+    if (!grown) {
+      st = sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory for the staged copy's launches",
+                    where);
+    } else {
+      for (unsigned i = 0; i < q->count; i++) grown[i] = q->host[(q->head + i) % q->cap];
+      sg__free(q->host);
+      q->host = grown;
+      q->cap = cap;
+      q->head = 0;
+    }
+  }
+  sg__mutex_unlock(&q->lock);
+  return st;
+}
+
+void sg__stage_launch_queue(sg__stage_run *run, void *host) {
+  sg__stage_launches *q = &run->launches;
+  sg__mutex_lock(&q->lock);
+  if (q->count < q->cap) q->host[(q->head + q->count++) % q->cap] = host; /* reserved */
+  sg__mutex_unlock(&q->lock);
+}
+
+void sg__stage_launch_unqueue(sg__stage_run *run) {
+  sg__stage_launches *q = &run->launches;
+  sg__mutex_lock(&q->lock);
+  if (q->count) q->count--;
+  sg__mutex_unlock(&q->lock);
+}
+
+void sg__stage_launch_begin(sg__stage_run *run) {
+  if (!run->persistent) return;
+  sg__stage_launches *q = &run->launches;
+  sg__mutex_lock(&q->lock);
+  if (q->count) run->host = q->host[q->head];
+  sg__mutex_unlock(&q->lock);
+}
+
+void sg__stage_launch_end(sg__stage_run *run) {
+  if (!run->persistent) return;
+  sg__stage_launches *q = &run->launches;
+  sg__mutex_lock(&q->lock);
+  if (q->count) {
+    q->head = (q->head + 1) % q->cap;
+    q->count--;
+  }
+  sg__mutex_unlock(&q->lock);
 }
 
 void sg__stage_run_trace(sg__stage_run *run, struct sg__trace *trace, uint32_t node,
@@ -127,17 +195,22 @@ static void drain(sg__stage_run *run, uint32_t k) {
 
 void sg__stage_h2d_gate(sg__stage_run *run, uint32_t k) {
   if (k == 0) {
+    sg__stage_launch_begin(run);
     for (uint32_t j = 0; j < run->g.ring; j++) fill(run, j);
   } else if (k >= run->g.lag && k - run->g.lag + run->g.ring < run->g.chunks) {
     fill(run, k - run->g.lag + run->g.ring); /* DMA(k-L) is done: its slot is free */
   }
   sg__copy_wait(run->workers, &run->jobs[k % run->g.ring]);
+  /* The last gate: every fill of this launch is done (each gate waited for its own). */
+  if (k + 1 == run->g.chunks) sg__stage_launch_end(run);
 }
 
 void sg__stage_d2h_post(sg__stage_run *run, uint32_t k) {
+  if (k == 0) sg__stage_launch_begin(run);
   drain(run, k);
   if (k + 1 == run->g.chunks) {
     sg__stage_quiesce(run);
+    sg__stage_launch_end(run);
   } else if (k + run->g.lag >= run->g.ring) {
     /* DMA(k+L) reuses the slot of chunk k+L-R: its drain must be done. */
     sg__copy_wait(run->workers, &run->jobs[(k + run->g.lag) % run->g.ring]);

@@ -39,6 +39,7 @@
 #ifndef SG_STAGING_STAGE_RUN_H
 #define SG_STAGING_STAGE_RUN_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -122,13 +123,26 @@ typedef struct sg__stage_activation {
   char where[SG__STAGE_WHERE_BYTES]; /* how messages name the copy */
 } sg__stage_activation;
 
+/* A persistent run's launches, queued and not yet over, oldest first: the
+ * pageable address each was launched with. A graph's launches run one after
+ * the other, so the host side of the oldest is the one being served; the
+ * graph itself names no pageable address, and a new one changes no node. */
+typedef struct sg__stage_launches {
+  pthread_mutex_t lock;    /* taken briefly, by callbacks too; nothing is waited for under it */
+  char **host;             /* a circular queue of `cap` */
+  unsigned cap, head, count;
+} sg__stage_launches;
+
 typedef struct sg__stage_run {
   sg__stage_dir dir;
   sg__stage_protocol protocol;
   int persistent;          /* the ring serves every launch of a graph */
   sg__stage_geometry g;
-  char *host;              /* the pageable side */
-  char *device;            /* the device side */
+  char *host;              /* the pageable side of the launch being served (persistent: taken
+                              from `launches` when the launch begins) */
+  char *device;            /* the device side (transient; persistent: the host backend's
+                              emulated DMA of the launch being served) */
+  sg__stage_launches launches; /* persistent runs only */
   sg_pinned_pool *pool;
   sg__pool_block block;    /* the ring */
   sg__workers *workers;
@@ -160,6 +174,24 @@ sg_status sg__stage_run_new(sg_pinned_pool *pool, sg__stage_dir dir, void *host,
 /* Turns a new run over to the memop protocol: takes its flag page (zeroed)
  * from the pool. On failure (with its message) the run stays as it was. */
 sg_status sg__stage_run_use_memops(sg__stage_run *run, const char *where);
+/* Persistent runs, at every launch of the graph that names the run, on the
+ * launching thread, in launch order: room for one more launch (the only
+ * step that can fail, SG_ERR_OUT_OF_MEMORY with its message), then, before
+ * the launch is enqueued, the pageable address `host` it copies from or to;
+ * if the launch then cannot be enqueued, unqueue takes that address back
+ * (the launch queued last). Nothing of a launch is baked into the graph but
+ * the device side, so a new pageable address changes no graph node. */
+sg_status sg__stage_launch_reserve(sg__stage_run *run, const char *where);
+void sg__stage_launch_queue(sg__stage_run *run, void *host);
+void sg__stage_launch_unqueue(sg__stage_run *run);
+/* The host side of a launch begins (run->host becomes the pageable address
+ * it was queued with) and ends (the next queued launch is the oldest). The
+ * protocols call them: the first and last callback of a launch, the
+ * conductor when it sees `go` and when it retires the launch. Nothing for a
+ * transient run, whose address is fixed. Callback-safe. */
+void sg__stage_launch_begin(sg__stage_run *run);
+void sg__stage_launch_end(sg__stage_run *run);
+
 /* Waits for its fills and drains, gives the ring back and frees the run;
  * no callback may use it any more. A memop run is first taken off the
  * conductor (released, if the device might still wait on it). Callback-safe

@@ -159,8 +159,25 @@ static sg_status check_ring(const sg__staging *st, sg__stage_dir dir, const sg__
 
 /* ---- persistent regime: prepared states ------------------------------- */
 
-static int state_matches(const sg__pstate *p, const sg__copy *c) {
-  return p->src == c->src && p->dst == c->dst && p->bytes == c->bytes;
+/* The direction of candidate `c` by its device side (its host side was
+ * found pageable when it was classified). */
+static sg__stage_dir direction(const sg__staging *st, const sg__copy *c) {
+  return sg__stage_mem_device_side(st->mem, c->dst_memory) ? SG__STAGE_H2D : SG__STAGE_D2H;
+}
+
+/* A registered state serves its own buffer (the host range it pinned); a
+ * staged one serves every copy of its size and direction, whatever the
+ * addresses: its ring holds no address, the pageable side is given per
+ * launch (sg__stage_launch_queue) and the device side per build. */
+static int serves_registered(const sg__pstate *p, sg__stage_dir dir, const sg__copy *c) {
+  void *host, *device;
+  sg__staging_sides(c, dir, &host, &device);
+  return p->route == SG__ROUTE_REGISTERED && p->dir == dir && p->bytes == c->bytes &&
+         p->host == host;
+}
+
+static int serves_staged(const sg__pstate *p, sg__stage_dir dir, const sg__copy *c) {
+  return p->route != SG__ROUTE_REGISTERED && p->dir == dir && p->bytes == c->bytes;
 }
 
 static void state_free(sg__pstate *p) {
@@ -171,33 +188,51 @@ static void state_free(sg__pstate *p) {
 
 sg__pstate *sg__staging_find(const sg__staging *st, uint32_t index, const sg__copy *c) {
   if (!st || index >= st->node_count) return NULL;
-  for (sg__pstate *p = st->nodes[index].states; p; p = p->next)
-    if (state_matches(p, c)) return p;
-  return NULL;
+  const sg__stage_dir dir = direction(st, c);
+  sg__pstate *staged = NULL;
+  for (sg__pstate *p = st->nodes[index].states; p; p = p->next) {
+    if (serves_registered(p, dir, c)) return p;
+    if (!staged && serves_staged(p, dir, c)) staged = p;
+  }
+  return staged;
 }
 
-/* The route of a new state and what it takes. AUTO cannot count launches
- * of a graph built once: it uses a registration that already exists, and
- * stages otherwise. On CUDA nothing falls back to DIRECT (policy.h): NONE,
- * and AUTO below auto_min_bytes, are staged too. */
-static sg_status state_make(sg__staging *st, const sg__copy *c, sg__stage_dir dir,
-                            const char *where, sg__pstate **out) {
-  sg__pstate *p = sg__calloc(1, sizeof *p);
-  if (!p) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", where);
-  *p = (sg__pstate){NULL, dir, c->src, c->dst, c->bytes, SG__ROUTE_STAGE, NULL, NULL};
+/* A registered state for `c` when the policy registers (REGISTER) or uses
+ * a registration that exists (AUTO: it cannot count launches of a graph
+ * built once); *out NULL when there is none. */
+static sg_status registered_make(sg__staging *st, const sg__copy *c, sg__stage_dir dir,
+                                 const char *where, sg__pstate **out) {
+  *out = NULL;
+  if (st->policy != SG_STAGING_REGISTER && st->policy != SG_STAGING_AUTO) return SG_OK;
   void *host, *device;
   sg__staging_sides(c, dir, &host, &device);
-  sg_status s = SG_OK;
-  if (st->policy == SG_STAGING_REGISTER || st->policy == SG_STAGING_AUTO) {
-    s = sg__reg_bind(st->mem, host, c->bytes, st->policy == SG_STAGING_REGISTER, where, &p->reg);
-    if (!s && p->reg) {
-      sg__reg_hold(p->reg);
-      p->route = SG__ROUTE_REGISTERED;
-    }
+  sg__reg_binding *b = NULL;
+  sg_status s = sg__reg_bind(st->mem, host, c->bytes, st->policy == SG_STAGING_REGISTER, where, &b);
+  if (s || !b) return s;
+  sg__pstate *p = sg__calloc(1, sizeof *p);
+  if (!p) {
+    sg__reg_unbind(b);
+    return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", where);
   }
-  if (!s && p->route != SG__ROUTE_REGISTERED)
-    p->route = sg__staging_fallback(st->policy, st->mem->dma, 1, c->bytes, st->min_bytes);
-  if (!s && p->route == SG__ROUTE_STAGE) {
+  *p = (sg__pstate){NULL, dir, host, c->bytes, SG__ROUTE_REGISTERED, NULL, b};
+  sg__reg_hold(b);
+  *out = p;
+  return SG_OK;
+}
+
+/* A staged state for copies of `c`'s size and direction: its ring, held
+ * until the state is freed. On CUDA nothing falls back to DIRECT
+ * (policy.h): NONE, and AUTO below auto_min_bytes, are staged too. */
+static sg_status staged_make(sg__staging *st, const sg__copy *c, sg__stage_dir dir,
+                             const char *where, sg__pstate **out) {
+  sg__copy_route route = sg__staging_fallback(st->policy, st->mem->dma, 1, c->bytes, st->min_bytes);
+  sg__pstate *p = sg__calloc(1, sizeof *p);
+  if (!p) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", where);
+  *p = (sg__pstate){NULL, dir, NULL, c->bytes, route, NULL, NULL};
+  sg_status s = SG_OK;
+  if (route == SG__ROUTE_STAGE) {
+    void *host, *device;
+    sg__staging_sides(c, dir, &host, &device);
     sg__stage_geometry g;
     sg__staging_geometry(st, dir, c->bytes, &g);
     s = sg__stage_run_new(st->pool, dir, host, device, &g, 1, NULL, NULL, where, &p->run);
@@ -214,11 +249,18 @@ static sg_status state_make(sg__staging *st, const sg__copy *c, sg__stage_dir di
 sg_status sg__staging_prepare(sg__staging *st, uint32_t index, const char *name,
                               const sg__copy *c, const char *where) {
   sg__stage_dir dir = sg__staging_classify(st->mem, c);
-  if (!dir || sg__staging_find(st, index, c)) return SG_OK;
+  if (!dir) return SG_OK;
+  sg__pstate *found = sg__staging_find(st, index, c);
+  /* Its own registration, or staged under a policy that never registers:
+   * nothing to take (a new address of a staged copy takes no new ring). */
+  if (found && (found->route == SG__ROUTE_REGISTERED ||
+                (st->policy != SG_STAGING_REGISTER && st->policy != SG_STAGING_AUTO)))
+    return SG_OK;
   sg_status s = attach_pool(st, where);
   sg__pstate *p = NULL;
-  if (!s) s = state_make(st, c, dir, where, &p);
-  if (s) return s;
+  if (!s) s = registered_make(st, c, dir, where, &p);
+  if (!s && !p && !found) s = staged_make(st, c, dir, where, &p);
+  if (s || !p) return s;
   if (p->run) sg__staging_trace_run(st, p->run, index, name);
   p->next = st->nodes[index].states;
   st->nodes[index].states = p;
@@ -243,11 +285,10 @@ static void drop_states_but(sg__staged_node *sn, const sg__pstate *keep) {
   drop_states_but2(sn, keep, NULL);
 }
 
-void sg__staging_gc(sg__staging *st, uint32_t index, const sg__copy *keep,
-                    const sg__copy *also_keep) {
+void sg__staging_gc(sg__staging *st, uint32_t index, const sg__pstate *keep,
+                    const sg__pstate *also_keep) {
   if (!st || index >= st->node_count) return;
-  drop_states_but2(&st->nodes[index], sg__staging_find(st, index, keep),
-                   also_keep ? sg__staging_find(st, index, also_keep) : NULL);
+  drop_states_but2(&st->nodes[index], keep, also_keep);
 }
 
 /* ---- creation, destruction, updates ----------------------------------- */

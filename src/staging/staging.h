@@ -42,12 +42,14 @@
 #include "staging/stage_mem.h"
 #include "staging/stage_run.h"
 
-/* Persistent regime: what one parameter set of a copy node holds. */
+/* Persistent regime: what a copy node's graph needs for a route. A staged
+ * state serves every copy of its direction and size, whatever its
+ * addresses (the pageable side is given per launch, the device side per
+ * build or in-place update); a registered one serves its own buffer. */
 typedef struct sg__pstate {
   struct sg__pstate *next;
   sg__stage_dir dir;
-  const void *src;
-  void *dst;
+  const void *host;            /* REGISTERED: the buffer pinned in place */
   size_t bytes;
   sg__copy_route route;
   sg__stage_run *run;          /* STAGE: the ring */
@@ -134,14 +136,16 @@ sg_status sg__staging_update(sg__staging *st, uint32_t index, const char *name,
  * candidate). */
 sg_status sg__staging_prepare(sg__staging *st, uint32_t index, const char *name,
                               const sg__copy *c, const char *where);
-/* The prepared state for node `index` with the parameters of `c`, or NULL. */
+/* The prepared state that serves node `index` with the parameters of `c`
+ * (a candidate), or NULL: the registration of its buffer if one was
+ * prepared, else the ring of its size and direction. */
 sg__pstate *sg__staging_find(const sg__staging *st, uint32_t index, const sg__copy *c);
-/* Frees node `index`'s states other than the ones for `keep` (the node's
- * parameters now) and `also_keep` (when not NULL: an update about to be
- * built). Only when no live graph was built with another one: outside a
+/* Frees node `index`'s states other than `keep` (the one the live graph
+ * was built with, or NULL) and `also_keep` (an update about to be built,
+ * or NULL). Only when no live graph was built with another one: outside a
  * build, after the last rebuild finished one way or the other. */
-void sg__staging_gc(sg__staging *st, uint32_t index, const sg__copy *keep,
-                    const sg__copy *also_keep);
+void sg__staging_gc(sg__staging *st, uint32_t index, const sg__pstate *keep,
+                    const sg__pstate *also_keep);
 
 /* Per-launch regime: chooses the route of candidate `index`, whose
  * parameters are `c`, for this launch, on the caller's thread. On
