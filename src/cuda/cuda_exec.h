@@ -238,6 +238,9 @@ sg_status sg__cuda_staged_copy_add_node(sg__cuda_state *b, uint32_t index, const
  * registration of another buffer) rebuilds. */
 int sg__cuda_staged_copy_set_in_place(sg__cuda_state *b, uint32_t index, const sg__copy *now,
                                       const sg__copy *fresh);
+/* After a rebuild for an update of node `index` (nothing in flight): frees
+ * the node's staging states the new graph does not use. */
+void sg__cuda_staged_copy_collect(sg__cuda_state *b, uint32_t index);
 /* Before an update of node `index` to `fresh` (its op `op`, staging
  * direction `dir`) is applied, outside any capture: tells staging, which
  * may take a ring or register a buffer. On error the update is refused. */

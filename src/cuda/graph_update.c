@@ -84,6 +84,7 @@ static sg_status rebuild_with(sg__cuda_state *b, uint32_t index, const sg__node 
     return st;
   }
   sg__cuda_work_retire(b, saved_work);
+  sg__cuda_staged_copy_collect(b, index); /* rings the new graph does not use */
   sg__exec_count_rebuild(b->exec);
   return SG_OK;
 }

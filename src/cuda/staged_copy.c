@@ -521,7 +521,8 @@ static int set_child(sg__cuda_state *b, uint32_t index, sg__stage_run *run, cons
     cudaGetLastError();
     return 0; /* the rebuild reports it, if it fails too */
   }
-  cudaError_t err = SG_CUDA(cudaGraphExecChildGraphNodeSetParams(b->g.exec, b->g.nodes[index], child));
+  cudaError_t err =
+      SG_CUDA(cudaGraphExecChildGraphNodeSetParams(b->g.exec, b->g.nodes[index], child));
   cudaGraphDestroy(child);
   if (err == cudaSuccess) return 1;
   cudaGetLastError(); /* a refused update is not sticky */
@@ -561,6 +562,21 @@ int sg__cuda_staged_copy_set_in_place(sg__cuda_state *b, uint32_t index, const s
   }
   /* Staged: the pageable side comes with each launch (sg__cuda_staged_copy_queue). */
   return device_now == device_fresh ? 1 : set_child(b, index, after->run, fresh);
+}
+
+void sg__cuda_staged_copy_collect(sg__cuda_state *b, uint32_t index) {
+  sg__staging_gc(b->staging, index, b->g.staged ? b->g.staged[index] : NULL, NULL);
+}
+
+sg_status sg__cuda_staged_copy_prepare(sg__cuda_state *b, uint32_t index, const sg__node *fresh,
+                                       sg__cuda_op op, sg__stage_dir dir, const char *fn) {
+  if (fresh->kind != SG__NODE_COPY) return SG_OK;
+  char where[SG__STAGING_LABEL_BYTES + 64];
+  where_of(b, "sg_exec_set_copy", index, where);
+  /* Graph mode keeps the old state for the graph built with it until the
+   * update is done one way or the other (sg__staging_gc). */
+  return sg__staging_update(b->staging, index, b->nodes[index].name, &fresh->u.copy, dir,
+                            b->mode != SG_MODE_GRAPH, where);
 }
 
 /* ---- graph launches ------------------------------------------------------ */

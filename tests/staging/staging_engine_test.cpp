@@ -201,6 +201,44 @@ TEST(StagingEngine, OddSizesUnalignedPointersEveryRingAndThreadCount) {
                         (off * 7) % 64, (ring + parts) % 2, seed++);
 }
 
+// Callback protocol, a graph's ring (persistent): each launch copies from or
+// to the pageable side it was queued with (sg__stage_launch_queue), taken
+// by its first callback and let go by its last, so a new host buffer per
+// launch changes no graph node. Several launches queued ahead run in order.
+TEST(StagingEngine, AGraphRingTakesEachLaunchsOwnPageableSide) {
+  sgtest::LeakCheck leaks;
+  Pool pool(4 * MiB, 2);
+  const size_t bytes = 5 * 64 * KiB + 33;
+  sg__stage_geometry g;
+  sg__stage_geometry_make(bytes, 64 * KiB, 3, 2, &g);
+  for (int dir = SG__STAGE_H2D; dir <= SG__STAGE_D2H; dir++) {
+    const bool h2d = dir == SG__STAGE_H2D;
+    std::vector<uint8_t> device = random_bytes(bytes, 7), creation(bytes, 0x33);
+    sg__stage_run *run = nullptr;
+    ASSERT_EQ(sg__stage_run_new(pool.p, static_cast<sg__stage_dir>(dir), creation.data(),
+                                device.data(), &g, 1, nullptr, nullptr, "test", &run),
+              SG_OK)
+        << sg_last_error();
+    std::vector<std::vector<uint8_t>> hosts;
+    for (uint32_t i = 0; i < 5; i++)
+      hosts.push_back(h2d ? random_bytes(bytes, 50 + i) : std::vector<uint8_t>(bytes, 0));
+    for (auto &h : hosts) { // all queued ahead, as graph launches are
+      ASSERT_EQ(sg__stage_launch_reserve(run, "test"), SG_OK);
+      sg__stage_launch_queue(run, h.data());
+    }
+    for (size_t i = 0; i < hosts.size(); i++) {
+      sg__stage_run_host(run);
+      if (h2d)
+        ASSERT_EQ(std::memcmp(device.data(), hosts[i].data(), bytes), 0) << "launch " << i;
+      else
+        ASSERT_EQ(std::memcmp(hosts[i].data(), device.data(), bytes), 0) << "launch " << i;
+    }
+    EXPECT_EQ(run->launches.count, 0u);
+    EXPECT_EQ(std::count(creation.begin(), creation.end(), 0x33), static_cast<long>(bytes));
+    sg__stage_run_free(run);
+  }
+}
+
 TEST(StagingEngine, ChunkNotAPageMultiple) {
   sgtest::LeakCheck leaks;
   Pool pool(1 * MiB);

@@ -264,7 +264,9 @@ TEST_P(StagingGpu, PoliciesAndTheirStatistics) {
   const sg_staging_policy policies[] = {SG_STAGING_STAGE, SG_STAGING_REGISTER, SG_STAGING_AUTO,
                                         SG_STAGING_NONE};
   for (size_t bytes : {8 * MiB + 3, 64 * KiB + 3}) {
-    const bool small = bytes < 256 * KiB; // auto_min_bytes under either protocol
+    // auto_min_bytes is 256 KiB under the memop protocol, 1 MiB under
+    // callbacks: both sizes lie on the same side of either.
+    const bool small = bytes < 256 * KiB;
     for (sg_staging_policy p : policies) {
       Chain c(bytes, 1);
       {
@@ -665,38 +667,198 @@ void CUDART_CB sleep_100ms(void *) { std::this_thread::sleep_for(std::chrono::mi
 
 // An executable destroyed right after its launches, with the device still
 // held back by the caller's stream (a host function sleeping before them):
-// destruction waits for the launches (the conductor keeps serving them),
-// then lets go of everything - no hang, no leak, rings back in the pool.
+// destruction waits for the launches (the conductor, or the callbacks, keep
+// serving them), then lets go of everything - no hang, no leak, rings back
+// in the pool. Every way, both protocols. The pool is made per way and the
+// count of live allocations taken before it: a pool keeps what its first
+// use made (a slab and its block table, the slab list, the flag slab list,
+// the copy threads' table: 5 allocations) until it is destroyed, which is
+// no leak of the executable's (an earlier baseline taken after the pool was
+// made but before its first use counted those as one).
 TEST(StagingGpuMemops, DestroyedWithLaunchesInFlight) {
   SKIP_WITHOUT_GPU();
-  Pool pool(64 * MiB);
   cudaStream_t s;
   ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
-  for (const Way &w : {kWays[0], kWays[1]}) {
+  for (const Way &w : kWays) {
+    Protocol protocol(w.callbacks);
     Chain c(4 * MiB + 9, 2);
     const long start = sg_live_allocations();
-    {
-      sgtest::Graph g;
-      c.add_to(g, "d");
-      sg_exec_options o = options(w, pool.p, SG_STAGING_STAGE, 1 * MiB, 2);
-      sg_exec *e = nullptr;
-      SG_ASSERT_OK(sg_exec_create(g, &o, &e));
-      ASSERT_EQ(cudaLaunchHostFunc(s, sleep_100ms, nullptr), cudaSuccess);
-      for (int i = 0; i < 3; i++) SG_ASSERT_OK(sg_exec_launch(e, s));
-      auto t0 = std::chrono::steady_clock::now();
-      SG_ASSERT_OK(sg_exec_destroy(e));
-      double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      EXPECT_LT(waited, 30.0) << w.name;
+    auto pool = std::make_unique<Pool>(64 * MiB);
+    long warm = 0;
+    for (int round = 0; round < 2; round++) {
+      {
+        sgtest::Graph g;
+        c.add_to(g, "d");
+        sg_exec_options o = options(w, pool->p, SG_STAGING_STAGE, 1 * MiB, 2);
+        sg_exec *e = nullptr;
+        SG_ASSERT_OK(sg_exec_create(g, &o, &e));
+        ASSERT_EQ(cudaLaunchHostFunc(s, sleep_100ms, nullptr), cudaSuccess);
+        for (int i = 0; i < 3; i++) SG_ASSERT_OK(sg_exec_launch(e, s));
+        auto t0 = std::chrono::steady_clock::now();
+        SG_ASSERT_OK(sg_exec_destroy(e));
+        double waited =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        EXPECT_LT(waited, 30.0) << w.name;
+      }
+      ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+      sg_pinned_pool_stats ps;
+      SG_ASSERT_OK(sg_pinned_pool_get_stats(pool->p, &ps));
+      EXPECT_EQ(ps.in_use_bytes, 0u) << w.name << ": a ring was not given back";
+      // The second round starts with the pool warm: the executable must
+      // leave exactly what it found.
+      if (round == 0) warm = sg_live_allocations();
+      else EXPECT_EQ(sg_live_allocations(), warm) << w.name << ": the executable leaked";
     }
-    ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
-    EXPECT_EQ(c.checked.load(), 3) << w.name;
+    pool.reset();
+    EXPECT_EQ(c.checked.load(), 6) << w.name;
     EXPECT_EQ(c.bad.load(), 0) << w.name;
     EXPECT_EQ(sg_live_allocations(), start) << w.name;
   }
+  cudaStreamDestroy(s);
+}
+
+// Graph mode with a fresh pageable buffer per batch, as a pipeline feeding
+// new NumPy arrays does: up (H2D, staged) -> a-to-b (D2D) -> down (D2H,
+// staged), each batch's source and destination new host memory set with
+// sg_exec_set_copy and launched at once, queued behind the batches before
+// it (no wait in between). The pageable side of a staged copy is handed
+// over per launch, so this is an in-place update: no rebuild, and every
+// batch's destination holds exactly its own source. `swap_device` also
+// moves the copies to other device buffers every third batch (the staged
+// copy's child graph updated in place).
+void fresh_buffers_every_batch(const Way &w, bool swap_device) {
+  Protocol protocol(w.callbacks);
+  Pool pool(64 * MiB);
+  const size_t bytes = 3 * MiB + 5;
+  const int batches = 12;
+  DevBuf a0(bytes), b0(bytes), a1(bytes), b1(bytes);
+  std::vector<std::unique_ptr<std::vector<uint8_t>>> srcs, dsts;
+  auto fresh = [&](int i) {
+    srcs.push_back(std::make_unique<std::vector<uint8_t>>(bytes));
+    dsts.push_back(std::make_unique<std::vector<uint8_t>>(bytes, 0xDD));
+    fill(srcs.back()->data(), bytes, 77 + static_cast<uint64_t>(i));
+  };
+  fresh(0);
+  sgtest::Graph g;
+  sg_node up{}, mid{}, down{};
+  sg_copy_desc u = {a0.p, srcs[0]->data(), bytes, SG_COPY_HOST_TO_DEVICE, "up"};
+  SG_ASSERT_OK(sg_graph_add_copy(g, &u, nullptr, 0, &up));
+  sg_copy_desc m = {b0.p, a0.p, bytes, SG_COPY_DEVICE_TO_DEVICE, "a-to-b"};
+  SG_ASSERT_OK(sg_graph_add_copy(g, &m, &up, 1, &mid));
+  sg_copy_desc d = {dsts[0]->data(), b0.p, bytes, SG_COPY_DEVICE_TO_HOST, "down"};
+  SG_ASSERT_OK(sg_graph_add_copy(g, &d, &mid, 1, &down));
+  sg_exec_options o = options(w, pool.p, SG_STAGING_STAGE, 1 * MiB, 2);
+  sgtest::Exec e;
+  SG_ASSERT_OK(sg_exec_create(g, &o, &e.e));
+  sg_pinned_pool_stats created;
+  SG_ASSERT_OK(sg_pinned_pool_get_stats(pool.p, &created));
+  SG_ASSERT_OK(sg_exec_launch(e, nullptr));
+  for (int i = 1; i < batches; i++) {
+    fresh(i);
+    const bool other = swap_device && (i / 3) % 2 == 1;
+    void *a = other ? a1.p : a0.p, *b = other ? b1.p : b0.p;
+    sg_copy_desc ui = {a, srcs[i]->data(), bytes, SG_COPY_HOST_TO_DEVICE, nullptr};
+    sg_copy_desc mi = {b, a, bytes, SG_COPY_DEVICE_TO_DEVICE, nullptr};
+    sg_copy_desc di = {dsts[i]->data(), b, bytes, SG_COPY_DEVICE_TO_HOST, nullptr};
+    ASSERT_EQ(sg_exec_set_copy(e, up, &ui), SG_OK) << sg_last_error();
+    if (swap_device) {
+      ASSERT_EQ(sg_exec_set_copy(e, mid, &mi), SG_OK) << sg_last_error();
+    }
+    ASSERT_EQ(sg_exec_set_copy(e, down, &di), SG_OK) << sg_last_error();
+    ASSERT_EQ(sg_exec_launch(e, nullptr), SG_OK) << sg_last_error();
+  }
+  ASSERT_EQ(sg_exec_wait(e), SG_OK) << sg_last_error();
+  for (int i = 0; i < batches; i++)
+    EXPECT_EQ(std::memcmp(dsts[i]->data(), srcs[i]->data(), bytes), 0)
+        << w.name << ": batch " << i << " does not hold its own source";
+  sg_exec_stats st = stats_of(e);
+  EXPECT_EQ(st.rebuilds, 0u) << w.name << ": a new " << (swap_device ? "device" : "pageable")
+                             << " buffer rebuilt the graph";
+  EXPECT_EQ(st.in_place_updates, st.param_updates) << w.name;
+  EXPECT_EQ(st.staged_copies, 2u * batches) << w.name;
   sg_pinned_pool_stats ps;
   SG_ASSERT_OK(sg_pinned_pool_get_stats(pool.p, &ps));
-  EXPECT_EQ(ps.in_use_bytes, 0u);
-  cudaStreamDestroy(s);
+  EXPECT_EQ(ps.acquisitions, created.acquisitions) << w.name << ": an update took another ring";
+  EXPECT_EQ(ps.persistent_bytes, created.persistent_bytes) << w.name;
+}
+
+const Way kGraphWays[] = {kWays[1], kWays[2], kWays[4],
+                          {"graph_capture_callbacks", SG_MODE_GRAPH, SG_BUILD_CAPTURE, true}};
+
+// Regression test of defect 2 (a new pageable pointer on a staged copy
+// rebuilt the whole graph: 36 rebuilds in 10 batches of a pipeline).
+TEST(StagingGpuGraphUpdates, NewPageableBufferEveryBatchIsInPlace) {
+  SKIP_WITHOUT_GPU();
+  for (const Way &w : kGraphWays) fresh_buffers_every_batch(w, false);
+}
+
+// The device side of a staged copy moves too: its child graph is updated
+// in place (the same shape, other addresses).
+TEST(StagingGpuGraphUpdates, NewDeviceBufferIsInPlace) {
+  SKIP_WITHOUT_GPU();
+  for (const Way &w : kGraphWays) fresh_buffers_every_batch(w, true);
+}
+
+// Regression test of defect 3 (graph-mode instances of a pipeline took a
+// new persistent ring for every new pair of pointers and exhausted the
+// pool): a pipeline of depth 3, three staged 4 MiB copies per instance,
+// fresh pageable buffers every batch, on a pool capped at exactly the nine
+// rings the instances need.
+TEST(StagingGpuGraphUpdates, PipelineRingsStayWithinTheirBound) {
+  SKIP_WITHOUT_GPU();
+  for (bool callbacks : {false, true}) {
+    Protocol protocol(callbacks);
+    const size_t bytes = 4 * MiB, chunk = 1 * MiB;
+    const unsigned ring = 2, depth = 3, batches = 10;
+    // 3 instances x 3 copies x ring x chunk, in 2 MiB slabs (no slack).
+    Pool pool(9 * ring * chunk, 2 * MiB);
+    std::vector<std::unique_ptr<DevBuf>> dev;
+    for (int i = 0; i < 3; i++) dev.push_back(std::make_unique<DevBuf>(bytes));
+    std::vector<std::vector<uint8_t>> first(3, std::vector<uint8_t>(bytes));
+    sgtest::Graph g;
+    sg_node up_x{}, up_y{}, down{};
+    sg_copy_desc ux = {dev[0]->p, first[0].data(), bytes, SG_COPY_HOST_TO_DEVICE, "up-x"};
+    SG_ASSERT_OK(sg_graph_add_copy(g, &ux, nullptr, 0, &up_x));
+    sg_copy_desc uy = {dev[1]->p, first[1].data(), bytes, SG_COPY_HOST_TO_DEVICE, "up-y"};
+    SG_ASSERT_OK(sg_graph_add_copy(g, &uy, nullptr, 0, &up_y));
+    sg_node after[] = {up_x, up_y};
+    sg_copy_desc dn = {first[2].data(), dev[0]->p, bytes, SG_COPY_DEVICE_TO_HOST, "down"};
+    SG_ASSERT_OK(sg_graph_add_copy(g, &dn, after, 2, &down));
+    std::vector<sgtest::Exec> inst(depth);
+    for (auto &e : inst) {
+      sg_exec_options o = options(kWays[1], pool.p, SG_STAGING_STAGE, chunk, ring);
+      ASSERT_EQ(sg_exec_create(g, &o, &e.e), SG_OK) << sg_last_error();
+    }
+    std::vector<std::unique_ptr<std::vector<uint8_t>>> xs, outs;
+    for (unsigned b = 0; b < batches; b++) {
+      sgtest::Exec &e = inst[b % depth];
+      if (b >= depth) SG_ASSERT_OK(sg_exec_wait(e));
+      xs.push_back(std::make_unique<std::vector<uint8_t>>(bytes));
+      outs.push_back(std::make_unique<std::vector<uint8_t>>(bytes, 0xDD));
+      fill(xs.back()->data(), bytes, 500 + b);
+      // Each instance's own device buffers (as a pipeline binds them).
+      DevBuf &dx = *dev[0];
+      sg_copy_desc xi = {dx.p, xs.back()->data(), bytes, SG_COPY_HOST_TO_DEVICE, nullptr};
+      sg_copy_desc yi = {dev[1]->p, first[1].data(), bytes, SG_COPY_HOST_TO_DEVICE, nullptr};
+      sg_copy_desc di = {outs.back()->data(), dx.p, bytes, SG_COPY_DEVICE_TO_HOST, nullptr};
+      ASSERT_EQ(sg_exec_set_copy(e, up_x, &xi), SG_OK) << "batch " << b << ": "
+                                                   << sg_last_error();
+      ASSERT_EQ(sg_exec_set_copy(e, up_y, &yi), SG_OK) << "batch " << b << ": "
+                                                   << sg_last_error();
+      ASSERT_EQ(sg_exec_set_copy(e, down, &di), SG_OK) << "batch " << b << ": "
+                                                   << sg_last_error();
+      ASSERT_EQ(sg_exec_launch(e, nullptr), SG_OK) << "batch " << b << ": " << sg_last_error();
+      SG_ASSERT_OK(sg_exec_wait(e)); // instances share the device buffers here: one at a time
+    }
+    for (unsigned b = 0; b < batches; b++)
+      EXPECT_EQ(std::memcmp(outs[b]->data(), xs[b]->data(), bytes), 0) << "batch " << b;
+    for (auto &e : inst) EXPECT_EQ(stats_of(e).rebuilds, 0u);
+    sg_pinned_pool_stats ps;
+    SG_ASSERT_OK(sg_pinned_pool_get_stats(pool.p, &ps));
+    EXPECT_EQ(ps.exhausted, 0u);
+    EXPECT_EQ(ps.acquisitions, 9u) << "one ring per staged copy of each instance";
+    EXPECT_EQ(ps.persistent_bytes, 9 * ring * chunk);
+  }
 }
 
 // A host copy the conductor cannot queue (an injected SG_FAULT_SYSTEM at

@@ -7,6 +7,7 @@
 // cannot be queued, an enqueue cut short, a device that stops, an
 // executable destroyed with a copy armed - none may hang, leak or report
 // bad data as good.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -361,6 +362,79 @@ TEST(StagingMemops, AGraphRingServesLaunchesQueuedAhead) {
       ASSERT_EQ(std::memcmp(h2d ? device.data() : host.data(), data.data(), bytes), 0)
           << "round " << round << " dir " << dir;
     }
+    sg__stage_run_free(run);
+  }
+}
+
+// A graph's ring serves launches queued ahead, each with the pageable side
+// it was launched with (sg__stage_launch_queue): the graph names no host
+// address, so a pipeline's fresh buffer per batch changes no graph node.
+// Device->host: each launch's own destination gets the data; host->device:
+// launches run one by one with checks between them, then three queued at
+// once end with the last one's source.
+TEST(StagingMemops, AGraphRingTakesEachLaunchsOwnPageableSide) {
+  sgtest::LeakCheck leaks;
+  Pool pool(1024 * KiB, 2);
+  const size_t bytes = 150 * KiB + 5;
+  Report rep;
+  sg__stage_watch w = rep.watch();
+  {
+    std::vector<uint8_t> device = random_bytes(bytes, 11), creation(bytes, 0);
+    sg__stage_run *run = new_run(pool.p, SG__STAGE_D2H, creation.data(), device.data(), bytes,
+                                 16 * KiB, 3, 2, 1);
+    ASSERT_NE(run, nullptr);
+    Device dev(20, 3);
+    std::vector<std::vector<uint8_t>> outs(3, std::vector<uint8_t>(bytes, 0));
+    dev.pause(true);
+    for (auto &out : outs) {
+      ASSERT_EQ(sg__stage_launch_reserve(run, "test"), SG_OK);
+      sg__stage_launch_queue(run, out.data());
+      sg__stage_arm(run, &w, "graph copy");
+      dev.enqueue(run, 1);
+    }
+    dev.pause(false);
+    ASSERT_TRUE(dev.idle()) << "the device hung";
+    sg__stage_settle(pool.p);
+    EXPECT_EQ(rep.status, SG_OK) << rep.message;
+    for (size_t i = 0; i < outs.size(); i++)
+      EXPECT_EQ(std::memcmp(outs[i].data(), device.data(), bytes), 0) << "launch " << i;
+    EXPECT_EQ(std::count(creation.begin(), creation.end(), 0), static_cast<long>(bytes))
+        << "the address the ring was made with is not the launches'";
+    sg__stage_run_free(run);
+  }
+  {
+    std::vector<uint8_t> device(bytes), creation(bytes, 0x77);
+    sg__stage_run *run = new_run(pool.p, SG__STAGE_H2D, creation.data(), device.data(), bytes,
+                                 16 * KiB, 3, 2, 1);
+    ASSERT_NE(run, nullptr);
+    Device dev(20, 4);
+    std::vector<std::vector<uint8_t>> ins;
+    for (uint32_t i = 0; i < 6; i++) ins.push_back(random_bytes(bytes, 100 + i));
+    for (size_t i = 0; i < 3; i++) { // one at a time
+      ASSERT_EQ(sg__stage_launch_reserve(run, "test"), SG_OK);
+      sg__stage_launch_queue(run, ins[i].data());
+      sg__stage_arm(run, &w, "graph copy");
+      dev.enqueue(run, 1);
+      ASSERT_TRUE(dev.idle()) << "the device hung";
+      sg__stage_settle(pool.p);
+      ASSERT_EQ(std::memcmp(device.data(), ins[i].data(), bytes), 0) << "launch " << i;
+    }
+    dev.pause(true);
+    for (size_t i = 3; i < 6; i++) { // queued ahead; a launch that did not go in is taken back
+      ASSERT_EQ(sg__stage_launch_reserve(run, "test"), SG_OK);
+      sg__stage_launch_queue(run, creation.data());
+      sg__stage_launch_unqueue(run);
+      ASSERT_EQ(sg__stage_launch_reserve(run, "test"), SG_OK);
+      sg__stage_launch_queue(run, ins[i].data());
+      sg__stage_arm(run, &w, "graph copy");
+      dev.enqueue(run, 1);
+    }
+    dev.pause(false);
+    ASSERT_TRUE(dev.idle()) << "the device hung";
+    sg__stage_settle(pool.p);
+    EXPECT_EQ(rep.status, SG_OK) << rep.message;
+    EXPECT_EQ(std::memcmp(device.data(), ins[5].data(), bytes), 0);
+    EXPECT_EQ(run->launches.count, 0u) << "every launch's address is taken off when it ends";
     sg__stage_run_free(run);
   }
 }
