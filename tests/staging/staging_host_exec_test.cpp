@@ -6,6 +6,7 @@
 // the ordering promises: the source is read after the nodes before the
 // copy, the destination is complete for the nodes after it.
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -69,10 +70,10 @@ struct Chain {
     return 0;
   }
 
-  void add_to(sg_graph *g, const char *tag) {
+  void add_to(sg_graph *g, const char *tag, const sg_node *after = nullptr) {
     std::string up_name = std::string("up-") + tag, down_name = std::string("down-") + tag;
     sg_host_desc h = {prepare, this, "prepare"};
-    ASSERT_EQ(sg_graph_add_host(g, &h, nullptr, 0, &prep), SG_OK);
+    ASSERT_EQ(sg_graph_add_host(g, &h, after, after ? 1 : 0, &prep), SG_OK);
     sg_copy_desc u = {device(), src(), bytes, SG_COPY_HOST_TO_DEVICE, up_name.c_str()};
     ASSERT_EQ(sg_graph_add_copy(g, &u, &prep, 1, &up), SG_OK) << sg_last_error();
     sg_copy_desc d = {dst(), device(), bytes, SG_COPY_DEVICE_TO_HOST, down_name.c_str()};
@@ -291,6 +292,106 @@ TEST_P(StagingHostExec, ChunksAdaptToTheCopy) {
 }
 
 // Pointers and sizes change between launches.
+int hold_20ms(void *) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  return 0;
+}
+
+// Regression test of defect 1 (an executable destroyed with staged launches
+// in flight seemed to leak 5 allocations: the pool's own first-use state,
+// counted from a baseline taken before the pool was used). Launches held
+// back by a slow node before the copies, then destroyed at once, under
+// both protocols: destruction waits for them, the rings are back, and the
+// executable leaves exactly the allocations it found, the pool warm; the
+// pool's own go with the pool.
+TEST_P(StagingHostExec, DestroyedWithLaunchesInFlight) {
+  for (const char *protocol : {"memops", "callbacks"}) {
+    setenv("SG_STAGING_PROTOCOL", protocol, 1);
+    Chain c(100 * KiB + 3, 5, 9);
+    const long start = sg_live_allocations();
+    auto pool = std::make_unique<Pool>(1 * MiB);
+    long warm = 0;
+    for (int round = 0; round < 2; round++) {
+      {
+        sgtest::Graph g;
+        sg_host_desc hd = {hold_20ms, nullptr, "hold"};
+        sg_node hold{};
+        ASSERT_EQ(sg_graph_add_host(g, &hd, nullptr, 0, &hold), SG_OK);
+        c.add_to(g, "d", &hold);
+        sg_exec_options o = staged_options(pool->p, GetParam());
+        sg_exec *e = nullptr;
+        ASSERT_EQ(sg_exec_create(g, &o, &e), SG_OK) << sg_last_error();
+        for (int i = 0; i < 3; i++) ASSERT_EQ(sg_exec_launch(e, nullptr), SG_OK);
+        ASSERT_EQ(sg_exec_destroy(e), SG_OK);
+      }
+      sg_pinned_pool_stats ps;
+      ASSERT_EQ(sg_pinned_pool_get_stats(pool->p, &ps), SG_OK);
+      EXPECT_EQ(ps.in_use_bytes, 0u) << protocol << ": a ring was not given back";
+      if (round == 0) warm = sg_live_allocations();
+      else EXPECT_EQ(sg_live_allocations(), warm) << protocol << ": the executable leaked";
+    }
+    pool.reset();
+    EXPECT_EQ(c.checked.load(), 6) << protocol;
+    EXPECT_EQ(c.bad.load(), 0) << protocol;
+    EXPECT_EQ(sg_live_allocations(), start) << protocol;
+  }
+  unsetenv("SG_STAGING_PROTOCOL");
+}
+
+// A fresh pageable source and destination every launch (as a pipeline
+// feeding new arrays does), set between launches without waiting: graph
+// mode keeps one ring per copy (the pageable side is handed over per
+// launch), every launch moves its own buffers, under both protocols.
+TEST_P(StagingHostExec, NewPageableBuffersEveryLaunch) {
+  for (const char *protocol : {"memops", "callbacks"}) {
+    setenv("SG_STAGING_PROTOCOL", protocol, 1);
+    const size_t bytes = 70 * KiB + 1;
+    Pool pool(1 * MiB);
+    void *dev = nullptr;
+    ASSERT_EQ(sg_mem_alloc(SG_BACKEND_HOST, SG_MEMORY_DEVICE, 0, bytes, &dev), SG_OK);
+    std::vector<std::unique_ptr<std::vector<uint8_t>>> srcs, dsts;
+    auto fresh = [&](int i) {
+      srcs.push_back(std::make_unique<std::vector<uint8_t>>(sgstaging::random_bytes(bytes, i)));
+      dsts.push_back(std::make_unique<std::vector<uint8_t>>(bytes, 0xDD));
+    };
+    fresh(0);
+    {
+      sgtest::Graph g;
+      sg_node up{}, down{};
+      sg_copy_desc u = {dev, srcs[0]->data(), bytes, SG_COPY_HOST_TO_DEVICE, "up"};
+      ASSERT_EQ(sg_graph_add_copy(g, &u, nullptr, 0, &up), SG_OK);
+      sg_copy_desc d = {dsts[0]->data(), dev, bytes, SG_COPY_DEVICE_TO_HOST, "down"};
+      ASSERT_EQ(sg_graph_add_copy(g, &d, &up, 1, &down), SG_OK);
+      sg_exec_options o = staged_options(pool.p, GetParam());
+      sgtest::Exec e;
+      ASSERT_EQ(sg_exec_create(g, &o, &e.e), SG_OK) << sg_last_error();
+      sg_pinned_pool_stats created;
+      ASSERT_EQ(sg_pinned_pool_get_stats(pool.p, &created), SG_OK);
+      ASSERT_EQ(sg_exec_launch(e, nullptr), SG_OK);
+      for (int i = 1; i < 8; i++) {
+        fresh(i);
+        sg_copy_desc ui = {dev, srcs[i]->data(), bytes, SG_COPY_HOST_TO_DEVICE, nullptr};
+        sg_copy_desc di = {dsts[i]->data(), dev, bytes, SG_COPY_DEVICE_TO_HOST, nullptr};
+        ASSERT_EQ(sg_exec_set_copy(e, up, &ui), SG_OK) << sg_last_error();
+        ASSERT_EQ(sg_exec_set_copy(e, down, &di), SG_OK) << sg_last_error();
+        ASSERT_EQ(sg_exec_launch(e, nullptr), SG_OK);
+      }
+      ASSERT_EQ(sg_exec_wait(e), SG_OK) << sg_last_error();
+      for (size_t i = 0; i < srcs.size(); i++)
+        EXPECT_EQ(*dsts[i], *srcs[i]) << protocol << ": launch " << i;
+      EXPECT_EQ(stats_of(e).staged_copies, 16u) << protocol;
+      sg_pinned_pool_stats ps;
+      ASSERT_EQ(sg_pinned_pool_get_stats(pool.p, &ps), SG_OK);
+      if (GetParam() == SG_MODE_GRAPH) {
+        EXPECT_EQ(ps.acquisitions, created.acquisitions) << protocol << ": another ring was taken";
+        EXPECT_EQ(ps.persistent_bytes, created.persistent_bytes) << protocol;
+      }
+    }
+    sg_mem_free(dev);
+  }
+  unsetenv("SG_STAGING_PROTOCOL");
+}
+
 TEST_P(StagingHostExec, SetCopyBetweenLaunches) {
   sgtest::LeakCheck leaks;
   Pool pool(1 * MiB);
