@@ -46,7 +46,7 @@ TEST(Status, MessageIsPerThread) {
   EXPECT_EQ(here, sg_last_error());
 }
 
-TEST(Status, PassingTheMessageOnKeepsIt) {
+TEST(Status, HardwareFindingPassingTheMessageOnKeepsIt) {
   // Backends pass a failure on with the message as an argument of the new
   // one: formatting must not read from the buffer it writes.
   sg__fail(SG_ERR_CUDA, "inner: %s", "cudaGetDevice failed");

@@ -309,6 +309,32 @@ TEST_P(StagingGpu, PoliciesAndTheirStatistics) {
   }
 }
 
+// Hardware finding: the driver does not run a CUDA graph's memcpy node with a
+// pageable side in graph order (the source was read before the host node
+// writing it had run). So a small pageable copy under NONE, which streams
+// mode gives to the driver, is staged in a graph, and every launch's data
+// arrives whole, however often the graph runs.
+TEST_P(StagingGpu, HardwareFindingPageableMemcpyNodeInAGraph) {
+  const bool graph = GetParam().mode == SG_MODE_GRAPH;
+  Pool pool(64 * MiB);
+  const int launches = 20;
+  Chain c(64 * KiB + 3, 5);
+  {
+    sgtest::Graph g;
+    c.add_to(g, "finding");
+    sg_exec_options o = options(GetParam(), pool.p, SG_STAGING_NONE);
+    sgtest::Exec e;
+    SG_ASSERT_OK(sg_exec_create(g, &o, &e.e));
+    for (int i = 0; i < launches; i++) SG_ASSERT_OK(sg_exec_launch(e, nullptr));
+    SG_ASSERT_OK(sg_exec_wait(e));
+    sg_exec_stats s = stats_of(e);
+    EXPECT_EQ(s.staged_copies, graph ? 2u * launches : 0u)
+        << "a pageable copy in a CUDA graph must be staged, never a memcpy node";
+  }
+  EXPECT_EQ(c.checked.load(), launches);
+  EXPECT_EQ(c.bad.load(), 0) << "launches whose data arrived wrong";
+}
+
 // Pageable <-> managed memory is a candidate like pageable <-> device: in
 // graph mode it is staged even under NONE, and the ordering promises hold.
 TEST_P(StagingGpu, ManagedMemoryIsStagedInAGraph) {

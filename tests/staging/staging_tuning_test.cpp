@@ -144,7 +144,7 @@ TEST(StagingTuning, GeometryOfAnAdaptiveChunk) {
 
 constexpr size_t kMin = 1 * MiB;
 
-TEST(StagingPolicy, NothingBuiltIntoACudaGraphTakesTheDriversPath) {
+TEST(StagingPolicy, HardwareFindingNoPageableMemcpyNodeInAGraph) {
   for (sg_staging_policy p : {SG_STAGING_AUTO, SG_STAGING_STAGE, SG_STAGING_REGISTER,
                               SG_STAGING_NONE})
     for (size_t bytes : {size_t(1), kMin - 1, kMin, 64 * MiB})
