@@ -153,10 +153,11 @@ void sweep(Scenario &s, unsigned kinds, const std::string &name, AfterFault afte
     sg_fault_arm(kinds, nth);
     sg_status st = s.run();
     int fired = sg_fault_fired();
+    const std::string site = fired ? sg_fault_site() : "";  // names the call that failed
     sg_fault_arm(0, 0);
     after_fault(name, nth);
     if (::testing::Test::HasFatalFailure()) return;
-    ASSERT_EQ(baseline(), start) << name << ": leak with fault " << nth;
+    ASSERT_EQ(baseline(), start) << name << ": leak with fault " << nth << " at " << site;
     if (!fired) {
       ASSERT_EQ(st, SG_OK) << name << ": the run without a fault failed: " << sg_last_error();
       ASSERT_EQ(s.check_output(), "") << name;
@@ -165,12 +166,12 @@ void sweep(Scenario &s, unsigned kinds, const std::string &name, AfterFault afte
     r->points++;
     if (st != SG_OK) {
       r->failures++;
-      ASSERT_STRNE(sg_last_error(), "") << name << ", fault " << nth << ": no message";
+      ASSERT_STRNE(sg_last_error(), "") << name << ", fault " << nth << " at " << site << ": no message";
       r->calls.insert(site_of(sg_last_error()));
     } else {
       // Absorbed by design (a refused in-place update rebuilds, a refused
       // registration stages): then the bytes must be right.
-      ASSERT_EQ(s.check_output(), "") << name << ", fault " << nth << " was absorbed";
+      ASSERT_EQ(s.check_output(), "") << name << ", fault " << nth << " at " << site << " was absorbed";
     }
   }
   FAIL() << name << ": the sweep never reached a run without a fault";
