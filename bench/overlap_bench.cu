@@ -6,7 +6,13 @@
 //     ../shared/h200-limits.md);
 //   - hand-written stage streams (one stream per stage, events between):
 //     the schedule without false dependencies, as a yardstick;
-//   - the library's pipeline, streams mode and graph mode, at several depths.
+//   - hand-written stage streams on `depth` device buffers (chunk c in buffer
+//     c % depth, its upload after the download of chunk c - depth): the
+//     yardstick of a pipeline of that depth;
+//   - the library's pipeline, streams mode and graph mode, at several depths,
+//     each without queue-ahead (queue 1: batch i+depth is launched once the
+//     host has seen batch i complete) and with it (queue 2, the default:
+//     launched while batch i still runs, ordered on the device).
 // 256 MiB in 16 chunks of 16 MiB, pinned host buffers; the kernel is
 // work_u32 with `rounds` chosen (from a calibration in this run) so that a
 // copy-bound, a balanced and a compute-bound case appear.
@@ -23,6 +29,14 @@
 //   directions at once than the two directions alone add up to, so when
 //   the copies weigh, `ideal` cannot be reached by any schedule; `duplex`
 //   and `model` say how close one can come on this machine.
+//   model(d) = the same simulation with d device buffers (the upload of chunk
+//            c waits for the download of chunk c - d): the bound of a
+//            pipeline of depth d, whose instances each own one buffer.
+//
+// Targets (issue 13): at depth 3, in streams mode and graph mode, with
+// queue-ahead, the pipeline is at least as fast as the best hand-written
+// schedule of the same run and reaches >= 0.98 of `bound`; at depth 2 the
+// bound is model(2), and the table says how close the pipeline comes.
 //
 // Usage: overlap_bench [out.json] [--rounds R1,R2,...] [--reps N]
 // Prints a table; writes JSON. Exit status 1 if any output was wrong.
@@ -61,7 +75,7 @@ struct Buffers {
   uint32_t *dev = nullptr;  // device, kTotal (one region per chunk, hand-written code)
   std::vector<uint32_t> expect; // the one-stream output of the current case
   cudaStream_t s[3];
-  cudaEvent_t uploaded[kChunks], computed[kChunks];
+  cudaEvent_t uploaded[kChunks], computed[kChunks], downloaded[kChunks];
 };
 
 void launch_work(uint32_t *data, uint32_t rounds, cudaStream_t stream) {
@@ -85,9 +99,28 @@ void d2h(Buffers &b, int c, cudaStream_t s) {
 
 // ---- the hand-written schedules (and the stages alone) -------------------
 
-enum Schedule { STAGE_H2D, STAGE_KERNEL, STAGE_D2H, DUPLEX, ONE_STREAM, ROUND_ROBIN_3, STAGE_STREAMS };
+enum Schedule { STAGE_H2D, STAGE_KERNEL, STAGE_D2H, DUPLEX, ONE_STREAM, ROUND_ROBIN_3, STAGE_STREAMS,
+                STAGE_STREAMS_BUFFERS };
 
-void run_schedule(Buffers &b, Schedule which, uint32_t rounds) {
+// Stage streams on `buffers` device buffers: chunk c computes in buffer
+// c % buffers, and its upload waits for the download of chunk c - buffers.
+void stage_streams_buffers(Buffers &b, uint32_t rounds, int buffers) {
+  for (int c = 0; c < kChunks; c++) {
+    uint32_t *dev = b.dev + (c % buffers) * kChunkElems;
+    if (c >= buffers) CK(cudaStreamWaitEvent(b.s[0], b.downloaded[c - buffers], 0));
+    CK(cudaMemcpyAsync(dev, b.in + c * kChunkElems, kChunkBytes, cudaMemcpyHostToDevice, b.s[0]));
+    CK(cudaEventRecord(b.uploaded[c], b.s[0]));
+    CK(cudaStreamWaitEvent(b.s[1], b.uploaded[c], 0));
+    launch_work(dev, rounds, b.s[1]);
+    CK(cudaEventRecord(b.computed[c], b.s[1]));
+    CK(cudaStreamWaitEvent(b.s[2], b.computed[c], 0));
+    CK(cudaMemcpyAsync(b.out + c * kChunkElems, dev, kChunkBytes, cudaMemcpyDeviceToHost, b.s[2]));
+    CK(cudaEventRecord(b.downloaded[c], b.s[2]));
+  }
+  CK(cudaDeviceSynchronize());
+}
+
+void run_schedule(Buffers &b, Schedule which, uint32_t rounds, int buffers = kChunks) {
   switch (which) {
     case STAGE_H2D:
       for (int c = 0; c < kChunks; c++) h2d(b, c, b.s[0]);
@@ -130,6 +163,9 @@ void run_schedule(Buffers &b, Schedule which, uint32_t rounds) {
         d2h(b, c, b.s[2]);
       }
       break;
+    case STAGE_STREAMS_BUFFERS:
+      stage_streams_buffers(b, rounds, buffers);
+      return;
   }
   CK(cudaDeviceSynchronize());
 }
@@ -264,7 +300,9 @@ struct Row {
   bool ok = true;
   std::string why;
   uint64_t rebuilds = 0, waits = 0, in_place = 0;
-  bool is_pipeline = false;
+  bool is_pipeline = false, is_hand = false;
+  sg_exec_mode mode = SG_MODE_STREAMS;
+  unsigned depth = 0, queue = 0; // pipelines; depth also for the buffer-limited hand-written rows
 };
 
 struct Case {
@@ -272,19 +310,29 @@ struct Case {
   uint32_t rounds;
   double h2d, kernel, d2h, duplex; // medians, ms
   double ideal, duplex_bound, model, bound;
+  double model_depth[9] = {0}; // model(d): d device buffers, d = 2..8
   std::vector<Row> rows;
+  // the bound a row is held to: model(depth) for pipelines and buffer-limited
+  // hand-written rows (never above `bound`'s ideal part), else `bound`
+  double bound_of(const Row &r) const {
+    return r.depth >= 2 && r.depth <= 8 ? std::max(model_depth[r.depth], bound) : bound;
+  }
 };
 
 // `model` of the header: a fluid simulation of the three engines. h, k, d:
 // one chunk's stage alone (ms); sh, sd: the speed of each copy direction,
-// relative to alone, while the other direction runs too.
-double modelled_schedule(double h, double k, double d, double sh, double sd, int n) {
+// relative to alone, while the other direction runs too; buffers: device
+// buffers (the upload of chunk c starts after the download of chunk
+// c - buffers has ended; n or more: unlimited).
+double modelled_schedule(double h, double k, double d, double sh, double sd, int n,
+                         int buffers) {
   const double inf = 1e300, eps = 1e-12;
-  std::vector<double> uploaded(n, inf), computed(n, inf);
+  std::vector<double> uploaded(n, inf), computed(n, inf), downloaded(n, inf);
   int ih = 0, ik = 0, id = 0; // next chunk of each engine
   double rh = h, rk = k, rd = d, t = 0;
   while (id < n) {
-    const bool h_on = ih < n, k_on = ik < n && uploaded[ik] <= t, d_on = computed[id] <= t;
+    const bool h_on = ih < n && (ih < buffers || downloaded[ih - buffers] <= t);
+    const bool k_on = ik < n && uploaded[ik] <= t, d_on = computed[id] <= t;
     const double vh = d_on ? sh : 1, vd = h_on ? sd : 1;
     double dt = inf;
     if (h_on) dt = std::min(dt, rh / vh);
@@ -293,7 +341,7 @@ double modelled_schedule(double h, double k, double d, double sh, double sd, int
     t += dt;
     if (h_on && (rh -= vh * dt) <= eps) uploaded[ih++] = t, rh = h;
     if (k_on && (rk -= dt) <= eps) computed[ik++] = t, rk = k;
-    if (d_on && (rd -= vd * dt) <= eps) id++, rd = d;
+    if (d_on && (rd -= vd * dt) <= eps) downloaded[id++] = t, rd = d;
   }
   return t;
 }
@@ -347,6 +395,7 @@ int main(int argc, char **argv) {
   for (int c = 0; c < kChunks; c++) {
     CK(cudaEventCreateWithFlags(&b.uploaded[c], cudaEventDisableTiming));
     CK(cudaEventCreateWithFlags(&b.computed[c], cudaEventDisableTiming));
+    CK(cudaEventCreateWithFlags(&b.downloaded[c], cudaEventDisableTiming));
   }
   for (size_t i = 0; i < kTotal / 4; i++) b.in[i] = sg_kernels_mix(static_cast<uint32_t>(i), 12345u, 7u);
   b.expect.resize(kTotal / 4);
@@ -389,8 +438,12 @@ int main(int argc, char **argv) {
     cs.duplex_bound = (cs.h2d + cs.d2h) / kChunks + cs.duplex * (kChunks - 1) / kChunks;
     cs.model = modelled_schedule(cs.h2d / kChunks, cs.kernel / kChunks, cs.d2h / kChunks,
                                  std::min(1.0, cs.h2d / cs.duplex),
-                                 std::min(1.0, cs.d2h / cs.duplex), kChunks);
+                                 std::min(1.0, cs.d2h / cs.duplex), kChunks, kChunks);
     cs.bound = std::max(cs.ideal, std::max(cs.duplex_bound, cs.model));
+    for (int d = 2; d <= 8; d++)
+      cs.model_depth[d] = modelled_schedule(cs.h2d / kChunks, cs.kernel / kChunks, cs.d2h / kChunks,
+                                            std::min(1.0, cs.h2d / cs.duplex),
+                                            std::min(1.0, cs.d2h / cs.duplex), kChunks, d);
 
     // One stream first: its output, checked against the CPU, is what every
     // other schedule must reproduce bit for bit.
@@ -406,51 +459,62 @@ int main(int argc, char **argv) {
     struct Hand {
       const char *name;
       Schedule s;
-    } hands[] = {{"hand-written, 3 streams round-robin", ROUND_ROBIN_3},
-                 {"hand-written, 3 stage streams + events", STAGE_STREAMS}};
+      int buffers;
+    } hands[] = {{"hand-written, 3 streams round-robin", ROUND_ROBIN_3, kChunks},
+                 {"hand-written, 3 stage streams + events", STAGE_STREAMS, kChunks},
+                 {"hand-written, stage streams, 2 buffers", STAGE_STREAMS_BUFFERS, 2},
+                 {"hand-written, stage streams, 3 buffers", STAGE_STREAMS_BUFFERS, 3}};
     for (const Hand &h : hands) {
       Row row;
       row.name = h.name;
+      row.is_hand = true;
+      row.depth = h.buffers < kChunks ? unsigned(h.buffers) : 0;
       poison(b);
-      row.t = measure(reps, [&] { run_schedule(b, h.s, rounds); });
+      row.t = measure(reps, [&] { run_schedule(b, h.s, rounds, h.buffers); });
       row.ok = same_as_expected(b, &row.why);
       cs.rows.push_back(row);
     }
     for (sg_exec_mode mode : {SG_MODE_STREAMS, SG_MODE_GRAPH}) {
       for (unsigned depth : depths) {
-        Row row;
-        row.is_pipeline = true;
-        row.name = std::string("pipeline, ") + (mode == SG_MODE_GRAPH ? "graph" : "streams") +
-                   " mode, depth " + std::to_string(depth);
-        PipeGraph pg = make_pipe_graph(b);
-        sg_pipeline_options o;
-        sg_pipeline_options_init(&o);
-        o.depth = depth;
-        o.exec.backend = SG_BACKEND_CUDA;
-        o.exec.mode = mode;
-        o.setup = setup;
-        o.teardown = teardown;
-        o.user_data = &pg;
-        sg_pipeline *pipe = nullptr;
-        SGK(sg_pipeline_create(pg.g, &o, &pipe));
-        poison(b);
-        run_pipeline(pipe, pg, b, rounds); // first use: check it before timing
-        row.ok = same_as_expected(b, &row.why);
-        row.t = measure(reps, [&] { run_pipeline(pipe, pg, b, rounds); });
-        if (row.ok) row.ok = same_as_expected(b, &row.why);
-        sg_pipeline_stats st;
-        SGK(sg_pipeline_get_stats(pipe, &st));
-        row.rebuilds = st.rebuilds;
-        row.waits = st.waits;
-        row.in_place = st.in_place_updates;
-        if (st.rebuilds) {
-          row.ok = false;
-          row.why = "the pipeline re-planned or re-instantiated";
+        for (unsigned queue : {1u, 2u}) {
+          Row row;
+          row.is_pipeline = true;
+          row.mode = mode;
+          row.depth = depth;
+          row.queue = queue;
+          row.name = std::string("pipeline, ") + (mode == SG_MODE_GRAPH ? "graph" : "streams") +
+                     ", depth " + std::to_string(depth) + ", queue " + std::to_string(queue);
+          PipeGraph pg = make_pipe_graph(b);
+          sg_pipeline_options o;
+          sg_pipeline_options_init(&o);
+          o.depth = depth;
+          o.queue = queue;
+          o.exec.backend = SG_BACKEND_CUDA;
+          o.exec.mode = mode;
+          o.setup = setup;
+          o.teardown = teardown;
+          o.user_data = &pg;
+          sg_pipeline *pipe = nullptr;
+          SGK(sg_pipeline_create(pg.g, &o, &pipe));
+          poison(b);
+          run_pipeline(pipe, pg, b, rounds); // first use: check it before timing
+          row.ok = same_as_expected(b, &row.why);
+          row.t = measure(reps, [&] { run_pipeline(pipe, pg, b, rounds); });
+          if (row.ok) row.ok = same_as_expected(b, &row.why);
+          sg_pipeline_stats st;
+          SGK(sg_pipeline_get_stats(pipe, &st));
+          row.rebuilds = st.rebuilds;
+          row.waits = st.waits;
+          row.in_place = st.in_place_updates;
+          if (st.rebuilds) {
+            row.ok = false;
+            row.why = "the pipeline re-planned or re-instantiated";
+          }
+          SGK(sg_pipeline_destroy(pipe));
+          SGK(sg_graph_destroy(pg.g));
+          SGK(sg_mem_free(pg.tmpl_dev));
+          cs.rows.push_back(row);
         }
-        SGK(sg_pipeline_destroy(pipe));
-        SGK(sg_graph_destroy(pg.g));
-        SGK(sg_mem_free(pg.tmpl_dev));
-        cs.rows.push_back(row);
       }
     }
 
@@ -460,23 +524,38 @@ int main(int argc, char **argv) {
     std::printf("   ideal %.3f ms (slowest stage + the others' share of one chunk); "
                 "duplex bound %.3f ms; model %.3f ms; bound = max %.3f ms\n",
                 cs.ideal, cs.duplex_bound, cs.model, cs.bound);
-    std::printf("   %-42s %9s %9s %9s %9s  %s\n", "schedule", "median", "min", "ideal/t",
-                "bound/t", "output");
-    double best_pipe = 1e30;
-    std::string best_name;
+    std::printf("   model with d device buffers (a pipeline of depth d): ");
+    for (int d = 2; d <= 8; d++) std::printf("d=%d %.3f%s", d, cs.model_depth[d], d < 8 ? ", " : " ms\n");
+    std::printf("   %-44s %9s %9s %9s %9s %9s %6s  %s\n", "schedule", "median", "min", "ideal/t",
+                "bound/t", "bd(d)/t", "waits", "output");
+    double best_hand = 1e30;
     for (const Row &r : cs.rows) {
-      std::printf("   %-42s %9.3f %9.3f %9.3f %9.3f  %s%s\n", r.name.c_str(), r.t.median,
-                  r.t.min, cs.ideal / r.t.median, cs.bound / r.t.median, r.ok ? "ok" : "WRONG: ",
-                  r.why.c_str());
+      std::printf("   %-44s %9.3f %9.3f %9.3f %9.3f %9.3f %6s  %s%s\n", r.name.c_str(), r.t.median,
+                  r.t.min, cs.ideal / r.t.median, cs.bound / r.t.median,
+                  cs.bound_of(r) / r.t.median,
+                  r.is_pipeline ? std::to_string(r.waits).c_str() : "",
+                  r.ok ? "ok" : "WRONG: ", r.why.c_str());
       all_ok = all_ok && r.ok;
-      if (r.is_pipeline && r.t.median < best_pipe) {
-        best_pipe = r.t.median;
-        best_name = r.name;
+      if (r.is_hand) best_hand = std::min(best_hand, r.t.median);
+    }
+    // The targets, per mode, with queue-ahead (queue 2).
+    for (sg_exec_mode mode : {SG_MODE_STREAMS, SG_MODE_GRAPH}) {
+      const char *m = mode == SG_MODE_GRAPH ? "graph" : "streams";
+      for (const Row &r : cs.rows) {
+        if (!r.is_pipeline || r.mode != mode || r.queue != 2) continue;
+        if (r.depth == 3) {
+          bool fast = r.t.median <= best_hand, near = cs.bound / r.t.median >= 0.98;
+          std::printf("   target, %s depth 3: %.3f of the best hand-written (>= 1), %.3f of the "
+                      "bound (>= 0.98): %s\n", m, best_hand / r.t.median, cs.bound / r.t.median,
+                      fast && near ? "met" : "MISSED");
+        } else if (r.depth == 2) {
+          std::printf("   depth 2, %s: bound model(2) %.3f ms = %.3f of the bound; the pipeline "
+                      "reaches %.3f of model(2)\n", m, cs.model_depth[2],
+                      cs.bound / cs.model_depth[2], cs.model_depth[2] / r.t.median);
+        }
       }
     }
-    std::printf("   best pipeline: %s, %.3f of ideal, %.3f of the bound (hand-written 3 streams: "
-                "%.3f of ideal)\n\n", best_name.c_str(), cs.ideal / best_pipe, cs.bound / best_pipe,
-                cs.ideal / cs.rows[1].t.median);
+    std::printf("\n");
     cases.push_back(cs);
   }
 
@@ -494,17 +573,24 @@ int main(int argc, char **argv) {
     const Case &cs = cases[i];
     std::fprintf(f, "    {\"name\": \"%s\", \"rounds\": %u, \"h2d_ms\": %.4f, \"kernel_ms\": %.4f, "
                  "\"d2h_ms\": %.4f, \"duplex_ms\": %.4f, \"ideal_ms\": %.4f, \"duplex_bound_ms\": %.4f, "
-                 "\"model_ms\": %.4f, \"bound_ms\": %.4f,\n     \"schedules\": [\n",
+                 "\"model_ms\": %.4f, \"bound_ms\": %.4f,\n     \"model_depth_ms\": {",
                  cs.name.c_str(), cs.rounds, cs.h2d, cs.kernel, cs.d2h, cs.duplex, cs.ideal,
                  cs.duplex_bound, cs.model, cs.bound);
+    for (int d = 2; d <= 8; d++)
+      std::fprintf(f, "\"%d\": %.4f%s", d, cs.model_depth[d], d < 8 ? ", " : "},\n");
+    std::fprintf(f, "     \"schedules\": [\n");
     for (size_t j = 0; j < cs.rows.size(); j++) {
       const Row &r = cs.rows[j];
       std::fprintf(f, "       {\"name\": \"%s\", \"median_ms\": %.4f, \"min_ms\": %.4f, "
                    "\"of_ideal\": %.4f, \"of_bound\": %.4f, \"output_ok\": %s, \"why\": \"%s\"",
                    r.name.c_str(), r.t.median, r.t.min, cs.ideal / r.t.median, cs.bound / r.t.median,
                    r.ok ? "true" : "false", json_escape(r.why).c_str());
+      if (r.depth) std::fprintf(f, ", \"depth\": %u, \"of_depth_bound\": %.4f", r.depth,
+                                cs.bound_of(r) / r.t.median);
       if (r.is_pipeline)
-        std::fprintf(f, ", \"rebuilds\": %llu, \"waits\": %llu, \"in_place_updates\": %llu",
+        std::fprintf(f, ", \"mode\": \"%s\", \"queue\": %u, \"rebuilds\": %llu, \"waits\": %llu, "
+                     "\"in_place_updates\": %llu",
+                     r.mode == SG_MODE_GRAPH ? "graph" : "streams", r.queue,
                      (unsigned long long)r.rebuilds, (unsigned long long)r.waits,
                      (unsigned long long)r.in_place);
       std::fprintf(f, "}%s\n", j + 1 < cs.rows.size() ? "," : "");
@@ -518,6 +604,7 @@ int main(int argc, char **argv) {
   for (int c = 0; c < kChunks; c++) {
     CK(cudaEventDestroy(b.uploaded[c]));
     CK(cudaEventDestroy(b.computed[c]));
+    CK(cudaEventDestroy(b.downloaded[c]));
   }
   for (auto &s : b.s) CK(cudaStreamDestroy(s));
   CK(cudaFree(b.dev));

@@ -132,7 +132,7 @@ int main(int argc, char **argv) {
   CHECK(sg_graph_add_copy(g, &down, &a.work, 1, &a.download));
 
   sg_pipeline_options o;
-  sg_pipeline_options_init(&o); /* depth 3 */
+  sg_pipeline_options_init(&o); /* depth 3, queue 2 */
   o.exec.backend = a.backend;
   o.exec.mode = SG_MODE_GRAPH;
   o.setup = setup;
@@ -152,7 +152,7 @@ int main(int argc, char **argv) {
         sg_bind_copy_dst(a.download, a.out[f]),
     };
     sg_pipeline_batch batch = {binds, 3, NULL};
-    CHECK(sg_pipeline_submit(p, &batch, NULL)); /* waits when three are in flight */
+    CHECK(sg_pipeline_submit(p, &batch, NULL)); /* waits when six are in flight (depth 3 x queue 2) */
   }
   CHECK(sg_pipeline_drain(p));
   double elapsed = seconds() - t0;

@@ -16,11 +16,22 @@
  * Inspection (sg_exec_get_info, _get_stats, _get_plan) may run beside other
  * inspection.
  *
+ * Queuing ahead. A launch is accepted while earlier ones still run: it is
+ * queued on the device and starts the moment the one before it ends, with no
+ * host-side wait in between. Parameters set in the meantime (sg_exec_set_*)
+ * apply to later launches only; a launch runs with the parameters it was
+ * launched with. Launches are numbered 1, 2, 3... in the order they were
+ * made (sg_exec_get_stats().launches is the latest's number), and
+ * sg_exec_wait_launch / sg_exec_query_launch follow one launch.
+ *
  * When a launch fails (a host callback returns non-zero, a CUDA call fails,
  * a kernel faults) the executable becomes failed: sg_exec_wait and
- * sg_exec_query return the error with its message, later launches return
- * SG_ERR_EXEC_FAILED, and the executable can only be destroyed. Nothing the
- * caller owns is freed, and every wait returns.
+ * sg_exec_query return the error with its message (which names the launch
+ * and the node), later launches return SG_ERR_EXEC_FAILED, and the
+ * executable can only be destroyed. Launches queued behind the failed one
+ * run no host work (their GPU work, already enqueued, still runs) and end;
+ * sg_exec_wait_launch says which launch failed. Nothing the caller owns is
+ * freed, and every wait returns.
  */
 #ifndef STREAMGRAPH_EXEC_H
 #define STREAMGRAPH_EXEC_H
@@ -112,6 +123,30 @@ SG_API sg_status sg_exec_wait(sg_exec *exec);
 /* SG_OK when idle, SG_NOT_READY while launches run, or the failure. */
 SG_API sg_status sg_exec_query(sg_exec *exec);
 
+/* Blocks until launch number `launch` (1 .. sg_exec_get_stats().launches)
+ * has finished, and every launch before it. Returns SG_OK when it ran
+ * without failure (a later launch may have failed since); the failure, with
+ * its message, when this launch failed; SG_ERR_EXEC_FAILED when an earlier
+ * launch failed first (this one may not have run normally). A failure found
+ * only when the device reports it (a kernel fault: CUDA errors are sticky and
+ * name no kernel) belongs to the oldest launch not yet seen finished.
+ * Completion is followed exactly for the latest SG_EXEC_TRACKED_LAUNCHES
+ * launches; an older launch not yet seen finished is waited for as the
+ * oldest of those (launches end in order). In graph mode, launches into the
+ * executable's own stream (cuda_stream NULL) are followed one by one from
+ * the first sg_exec_wait_launch or sg_exec_query_launch on (following one
+ * costs an event record per launch, which a plain launch loop does not
+ * pay); a launch made before that is seen finished with the next followed
+ * one, or with all. Always returns. */
+SG_API sg_status sg_exec_wait_launch(sg_exec *exec, uint64_t launch);
+
+/* The same without waiting: SG_NOT_READY while launch `launch` runs (an
+ * older launch than the tracked ones: until the oldest tracked one ends). */
+SG_API sg_status sg_exec_query_launch(sg_exec *exec, uint64_t launch);
+
+/* Launches whose completion an executable follows one by one. */
+#define SG_EXEC_TRACKED_LAUNCHES 16u
+
 typedef struct sg_exec_info {
   sg_backend backend;        /* resolved: SG_BACKEND_CUDA or SG_BACKEND_HOST */
   sg_exec_mode mode;
@@ -134,7 +169,7 @@ sg_status sg_exec_get_info(const sg_exec *exec, sg_exec_info *info);
 #endif
 
 typedef struct sg_exec_stats {
-  uint64_t launches;
+  uint64_t launches;         /* launches made; the latest one's number */
   uint64_t param_updates;    /* node parameter changes applied (sg_exec_set_*, sg_exec_update) */
   uint64_t in_place_updates; /* of those, applied to an instantiated CUDA graph in place */
   uint64_t rebuilds;         /* re-plans or re-instantiations (topology or node kind changed,
@@ -217,8 +252,10 @@ SG_API sg_status sg_exec_write_trace(sg_exec *exec, const char *path);
  * be of the same kind; `node` is a handle of the graph the executable was
  * made from. The change is validated like sg_graph_add_*, and applied without
  * re-planning; in graph mode it is applied to the instantiated graph in place
- * (stats say so). Launches already made are not affected. On the host
- * backend the call first waits for launches in flight. */
+ * (stats say so). Launches already made are not affected, even when they are
+ * still queued: they keep the parameters they were launched with. A change
+ * that needs the CUDA graph re-instantiated (stats.rebuilds) first waits for
+ * the launches in flight. */
 SG_API sg_status sg_exec_set_kernel_sized(sg_exec *exec, sg_node node, const sg_kernel_desc *desc,
                                           size_t desc_size);
 #ifndef SG_BUILDING_LIBRARY

@@ -29,9 +29,19 @@
  * every per-batch value in every batch. Anything binds cannot express can be
  * done by the optional `bind` callback with sg_exec_set_* on the instance.
  *
- * Back-pressure. Submitting batch i needs instance i % depth, which batch
- * i - depth may still occupy: sg_pipeline_submit waits for it,
- * sg_pipeline_try_submit answers SG_ERR_WOULD_BLOCK instead.
+ * Queue-ahead and back-pressure. Batch i runs on instance i % depth. It is
+ * launched there at once, while the instance's earlier batches still run:
+ * the device runs an instance's batches one after the other, in order, so
+ * the next one starts the moment the one before it ends, without waiting
+ * for the host to notice, bind and launch. At most `queue` batches (default
+ * 2: the running one and one queued behind it) are in flight per instance,
+ * so at most depth x queue batches in all: submitting batch i needs batch
+ * i - depth x queue to be complete; sg_pipeline_submit waits for it,
+ * sg_pipeline_try_submit answers SG_ERR_WOULD_BLOCK instead. That bounds
+ * what batches in flight hold: their host buffers (yours: reuse a batch's
+ * buffers once it is reported complete, not when a later submit returns),
+ * staging rings and executable launches. queue 1 launches batch i + depth
+ * only once batch i is complete (no queue-ahead).
  *
  * Completion, in batch order. A batch is complete when all its work is done,
  * its outputs are in place and its host buffers may be reused. Completions
@@ -49,6 +59,15 @@
  * undefined); later submits return SG_ERR_STOPPED. A stopped pipeline can
  * still be drained and destroyed, and nothing hangs. A call that fails before
  * its batch is accepted (a bad bind, say) does not stop the pipeline.
+ *
+ * Binds of a queued batch. A batch's binds are applied while the
+ * instance's earlier batches may still run: each is an sg_exec_set_* on the
+ * instance, which changes only launches made after it (a CUDA graph updated
+ * in place affects later launches only; streams mode and the host backend
+ * take parameters by value at launch; staging rings are per launch), so a
+ * batch in flight keeps what it was launched with. A bind that needs the
+ * CUDA graph re-instantiated (a host pointer changing between pinned and
+ * pageable memory, in graph mode) waits for the instance to be idle first.
  *
  * Threads. A pipeline is used from one thread at a time, like an
  * executable. Every callback runs on that thread, inside a pipeline call.
@@ -75,6 +94,8 @@ extern "C" {
 typedef struct sg_pipeline sg_pipeline;
 
 #define SG_PIPELINE_MAX_DEPTH 64u
+/* The most batches in flight per instance (sg_pipeline_options.queue). */
+#define SG_PIPELINE_MAX_QUEUE 8u
 
 /* One instance: what setup, bind and teardown receive. */
 typedef struct sg_pipeline_instance {
@@ -91,9 +112,10 @@ typedef int (*sg_pipeline_setup_fn)(sg_pipeline_instance *instance, void *user_d
  * sg_pipeline_create), when nothing runs on it any more. */
 typedef void (*sg_pipeline_teardown_fn)(sg_pipeline_instance *instance, void *user_data);
 /* Called by submit after the batch's binds were applied, with the instance
- * idle; may call sg_exec_set_* on instance->exec. Returns 0 on success;
- * anything else refuses the batch (SG_ERR_CALLBACK) without stopping the
- * pipeline. */
+ * idle (a pipeline with a bind callback does not queue batches behind each
+ * other: the callback may touch what earlier batches use); may call
+ * sg_exec_set_* on instance->exec. Returns 0 on success; anything else
+ * refuses the batch (SG_ERR_CALLBACK) without stopping the pipeline. */
 typedef int (*sg_pipeline_bind_fn)(sg_pipeline_instance *instance, uint64_t batch,
                                    void *batch_data, void *user_data);
 /* Called once per batch, in batch order, when the batch is complete
@@ -126,9 +148,11 @@ typedef struct sg_pipeline_options {
    * sg_pipeline_create. */
   const int *devices;
   unsigned device_count;     /* 1..SG_PIPELINE_MAX_DEPTH when devices is set */
+  unsigned queue;            /* batches in flight per instance, 1..SG_PIPELINE_MAX_QUEUE
+                                (default 2; 1: no queue-ahead); 1 when `bind` is set */
 } sg_pipeline_options;
 
-/* Fills `opts` with the defaults (depth 3, sg_exec_options_init). */
+/* Fills `opts` with the defaults (depth 3, queue 2, sg_exec_options_init). */
 SG_API void sg_pipeline_options_init_sized(sg_pipeline_options *opts, size_t opts_size);
 #ifndef SG_BUILDING_LIBRARY
 static inline void sg_pipeline_options_init(sg_pipeline_options *opts) {
@@ -224,8 +248,8 @@ typedef struct sg_pipeline_batch {
 } sg_pipeline_batch;
 
 /* Submits the next batch (`batch` may be NULL: no binds). Waits first, if
- * needed, until the batch's instance is free, reporting completions on the
- * way. Sets *index (may be NULL) to the batch's index, 0, 1, 2... once the
+ * needed, until the batch's instance has room (fewer than `queue` batches in
+ * flight), reporting completions on the way. Sets *index (may be NULL) to the batch's index, 0, 1, 2... once the
  * batch is accepted. SG_ERR_STOPPED when the pipeline has stopped (now or
  * before; the message names the failing batch). Other errors (a bad bind,
  * a failing bind callback) refuse this batch only: nothing was launched and
@@ -284,6 +308,7 @@ typedef struct sg_pipeline_stats {
   int stopped;               /* 1 once a batch has failed */
   uint64_t failed_batch;     /* when stopped: the first batch (in order) that failed */
   sg_status fail_status;     /* when stopped: its status */
+  unsigned queue;            /* batches in flight per instance, at most */
 } sg_pipeline_stats;
 
 SG_API sg_status sg_pipeline_get_stats_sized(const sg_pipeline *pipeline, sg_pipeline_stats *stats,

@@ -175,7 +175,8 @@ class sg_pipeline_options(ctypes.Structure):
                 ("setup", ctypes.c_void_p), ("teardown", ctypes.c_void_p),
                 ("bind", ctypes.c_void_p), ("on_complete", ctypes.c_void_p),
                 ("user_data", ctypes.c_void_p),
-                ("devices", ctypes.POINTER(ctypes.c_int)), ("device_count", ctypes.c_uint)]
+                ("devices", ctypes.POINTER(ctypes.c_int)), ("device_count", ctypes.c_uint),
+                ("queue", ctypes.c_uint)]
 
 
 BIND_COPY_SRC, BIND_COPY_DST, BIND_KERNEL_ARG, BIND_HOST_DATA = 1, 2, 3, 4
@@ -197,7 +198,7 @@ class sg_pipeline_stats(ctypes.Structure):
                 ("would_block", ctypes.c_uint64), ("param_updates", ctypes.c_uint64),
                 ("in_place_updates", ctypes.c_uint64), ("rebuilds", ctypes.c_uint64),
                 ("stopped", ctypes.c_int), ("failed_batch", ctypes.c_uint64),
-                ("fail_status", ctypes.c_int)]
+                ("fail_status", ctypes.c_int), ("queue", ctypes.c_uint)]
 
 
 # ---- module.h (optional: a library built before modules existed lacks it) ---

@@ -64,7 +64,9 @@ def lookup(key):
 
 def release(key):
     with _lock:
-        _objects.pop(key, None)
+        obj = _objects.pop(key, None)
+    # Dropped outside the lock: its finalizer may release keys of its own.
+    del obj
 
 
 def host_callback(fn):

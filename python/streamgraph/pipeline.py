@@ -128,7 +128,8 @@ class Instance:
 
 
 class Pipeline:
-    """A graph run over batches with ``depth`` instances in flight.
+    """A graph run over batches with ``depth`` instances, up to ``queue``
+    batches in flight on each (``queue`` 1: no queue-ahead).
 
     ``setup(instance)`` is called once per instance (allocate its buffers,
     ``instance.bind`` them, keep them in ``instance.data``), ``teardown(instance)``
@@ -137,7 +138,8 @@ class Pipeline:
     are the executable options (backend, mode, ...). Every callback runs on
     the thread calling into the pipeline."""
 
-    def __init__(self, graph, depth=3, setup=None, teardown=None, on_complete=None, **options):
+    def __init__(self, graph, depth=3, setup=None, teardown=None, on_complete=None, queue=2,
+                 **options):
         self._graph = graph
         self._specs_graph = list(graph.nodes)  # node specs stay alive with the pipeline
         self._instances = {}
@@ -147,6 +149,7 @@ class Pipeline:
         o = _lib.sg_pipeline_options()
         _lib.sg_pipeline_options_init(ctypes.byref(o))
         o.depth = int(depth)
+        o.queue = int(queue)
         o.exec = exec_options(**options)
         self._c_setup = _lib.setup_fn(self._setup_cb)
         self._c_teardown = _lib.teardown_fn(self._teardown_cb)

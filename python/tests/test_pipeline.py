@@ -138,8 +138,9 @@ def test_try_submit_returns_none_when_full():
     gate = threading.Event()
     g = sg.Graph()
     g.host(lambda: gate.wait(10), name="gate")
-    with sg.Pipeline(g, depth=1, backend="host") as p:
+    with sg.Pipeline(g, depth=1, queue=2, backend="host") as p:
         assert p.submit() == 0
+        assert p.submit(block=False) == 1  # queued behind batch 0
         assert p.submit(block=False) is None
         assert p.stats["would_block"] == 1
         gate.set()
@@ -161,3 +162,20 @@ def test_bad_binds_are_refused_without_stopping():
         assert p.submit([sg.bind_src(up, np.ones(n, np.float32))]) == 0
         p.drain()
     assert (d.to_numpy() == 1).all()
+
+
+def test_release_whose_finalizer_releases_does_not_deadlock():
+    # Regression: callbacks.release dropped the object while holding its
+    # lock, and an object whose finalizer releases another key (a batch's
+    # binds held by a pipeline) waited on that lock forever.
+    from streamgraph import callbacks
+
+    inner = callbacks.hold(object())
+
+    class Owner:
+        def __del__(self):
+            callbacks.release(inner)
+
+    outer = callbacks.hold(Owner())
+    callbacks.release(outer)
+    assert callbacks.lookup(inner) is None

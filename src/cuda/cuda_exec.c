@@ -13,28 +13,7 @@
 
 /* ---- waiting ------------------------------------------------------------ */
 
-/* Records that the GPU reported `err` for this executable's launches. */
-static void launch_failed(sg__cuda_state *b, cudaError_t err, const char *call, const char *fn) {
-  char msg[SG_ERROR_MESSAGE_BYTES];
-  sg__cuda_format(msg, sizeof msg, err, call, fn);
-  sg__exec_fail(b->exec, SG_ERR_CUDA, "%s", msg);
-}
-
-/* Really waits for everything the executable may have in flight, whatever
- * happened before (an injected or real failure of a wait). Not fault
- * points: what follows (freeing payloads, destroying) depends on it. */
-static void drain(sg__cuda_state *b) {
-  for (uint32_t i = 0; b->streams && i < b->stream_count; i++)
-    if (b->streams[i]) cudaStreamSynchronize(b->streams[i]);
-  sg__cuda_devices_drain(&b->dev);
-  if (b->done) cudaEventSynchronize(b->done);
-  cudaGetLastError();
-}
-
-/* Nothing runs: reads the traced launches' times back. The device is made
- * current for the anchor event the tracer may renew; if it cannot be, the
- * times stay pending until the next wait. */
-static void collect_trace(sg__cuda_state *b, const char *fn) {
+void sg__cuda_collect_trace(sg__cuda_state *b, const char *fn) {
   if (!b->tracer.trace) return;
   if (sg__exec_has_failed(b->exec)) {
     sg__cuda_tracer_forget(&b->tracer); /* a failed launch's events may never complete */
@@ -46,72 +25,28 @@ static void collect_trace(sg__cuda_state *b, const char *fn) {
   sg__cuda_leave(b->device, previous);
 }
 
-static void now_idle(sg__cuda_state *b, const char *fn) {
-  b->busy_done = b->busy_stream = b->interrupted = 0;
-  sg__cuda_work_reap(b);
-  sg__staging_settle(b->staging); /* rings of ended copies are back in the pool */
-  collect_trace(b, fn);
-}
-
 sg_status sg__cuda_wait_idle(sg__cuda_state *b, const char *fn) {
-  if (!b->busy_done && !b->busy_stream && !b->interrupted) {
-    sg__cuda_work_reap(b);
-    collect_trace(b, fn);
-    return SG_OK;
-  }
-  /* Streams and events carry their device: no need to make it current,
-   * which also keeps a sticky error from failing the wait before it can
-   * be recorded on the executable. */
-  cudaError_t err = cudaSuccess;
-  const char *call = "cudaStreamSynchronize";
-  for (uint32_t i = 0; b->interrupted && i < b->stream_count && err == cudaSuccess; i++)
-    err = SG_CUDA(cudaStreamSynchronize(b->streams[i]));
-  for (uint32_t i = 0; b->interrupted && b->dev.stream && i < b->dev.count && err == cudaSuccess;
-       i++)
-    err = SG_CUDA(cudaStreamSynchronize(b->dev.stream[i]));
-  if (err == cudaSuccess && b->busy_stream) err = SG_CUDA(cudaStreamSynchronize(b->home));
-  if (err == cudaSuccess && b->busy_done) {
-    call = "cudaEventSynchronize";
-    err = SG_CUDA(cudaEventSynchronize(b->done));
-  }
-  if (err != cudaSuccess) {
-    launch_failed(b, err, call, fn);
-    drain(b);
-  }
-  now_idle(b, fn);
-  return SG_OK;
+  return sg__cuda_wait_through(b, b->launches, 1, fn);
 }
 
 static sg_status cuda_wait(void *state) { return sg__cuda_wait_idle(state, "sg_exec_wait"); }
 
-/* cudaSuccess when done, cudaErrorNotReady while running, else the error. */
-static cudaError_t query_one(cudaStream_t stream, cudaEvent_t event) {
-  cudaError_t err = stream ? SG_CUDA(cudaStreamQuery(stream)) : SG_CUDA(cudaEventQuery(event));
-  return err;
+static sg_status cuda_query(void *state) {
+  sg__cuda_state *b = state;
+  return sg__cuda_wait_through(b, b->launches, 0, "sg_exec_query");
 }
 
-static sg_status cuda_query(void *state) {
-  static const char fn[] = "sg_exec_query";
+static sg_status cuda_wait_launch(void *state, uint64_t launch) {
+  return sg__cuda_wait_through(state, launch, 1, "sg_exec_wait_launch");
+}
+
+static sg_status cuda_query_launch(void *state, uint64_t launch) {
+  return sg__cuda_wait_through(state, launch, 0, "sg_exec_query_launch");
+}
+
+static void cuda_track_launches(void *state) {
   sg__cuda_state *b = state;
-  if (!b->busy_done && !b->busy_stream && !b->interrupted) return SG_OK;
-  cudaError_t err = cudaSuccess; /* no device switch needed, as in waits */
-  for (uint32_t i = 0; b->interrupted && i < b->stream_count && err == cudaSuccess; i++)
-    err = query_one(b->streams[i], NULL);
-  for (uint32_t i = 0; b->interrupted && b->dev.stream && i < b->dev.count && err == cudaSuccess;
-       i++)
-    err = query_one(b->dev.stream[i], NULL);
-  if (err == cudaSuccess && b->busy_stream) err = query_one(b->home, NULL);
-  if (err == cudaSuccess && b->busy_done) err = query_one(NULL, b->done);
-  if (err == cudaErrorNotReady) {
-    cudaGetLastError();
-    return SG_NOT_READY;
-  }
-  if (err != cudaSuccess) {
-    launch_failed(b, err, "cudaStreamQuery / cudaEventQuery", fn);
-    drain(b);
-  }
-  now_idle(b, fn);
-  return SG_OK;
+  b->track = 1;
 }
 
 /* ---- creation and destruction ------------------------------------------ */
@@ -121,16 +56,13 @@ static void free_backend(sg__cuda_state *b) {
   sg__staging_disown(b->staging, b);
   sg__cuda_graph_free(&b->g);
   sg__cuda_tracer_free(&b->tracer); /* after the graph whose nodes record its events */
+  sg__cuda_marks_free(b);
   sg__cuda_streams_free(b);
   sg__stage_lanes_free(b->lanes);
   sg__staging_destroy(b->staging); /* after the graph that names its rings */
   if (b->work)
     for (uint32_t n = 0; n < b->s->node_count; n++) sg__free(b->work[n]);
-  if (b->nccl)
-    for (uint32_t n = 0; n < b->s->node_count; n++) sg__cuda_nccl_free(b->nccl[n]);
-  sg__cuda_peer_bounce_free(b);
-  sg__cuda_devices_free(&b->dev);
-  sg__cuda_work_reap(b);
+  sg__cuda_work_reap(b, UINT64_MAX);
   sg__free(b->work);
   sg__free(b->nccl);
   sg__free(b->op);
@@ -144,7 +76,7 @@ static void cuda_destroy(void *state) {
   int previous = device;
   cudaGetDevice(&previous);
   if (previous != device) cudaSetDevice(device);
-  drain(b); /* host work still queued would read payloads freed below */
+  sg__cuda_drain(b); /* host work still queued would read payloads freed below */
   free_backend(b);
   sg__cuda_leave(device, previous);
 }
@@ -217,6 +149,9 @@ static sg_status cuda_create(const sg__backend_args *args, void **state) {
   b->mode = args->options->mode;
   b->build = args->options->build;
   b->device = args->options->device;
+  /* A state made by sg_exec_update numbers launches on, all earlier ones
+   * having ended. */
+  b->launches = b->finished = args->launches;
   int previous;
   sg_status st = sg__cuda_enter(b->device, &previous, fn);
   if (st) {
@@ -241,7 +176,7 @@ static sg_status cuda_create(const sg__backend_args *args, void **state) {
     st = sg__cuda_tracer_make(&b->tracer, args->trace, b->s->node_count, b->home, fn);
   const int device = b->device;
   if (st) {
-    drain(b); /* an upload or a capture may have enqueued work */
+    sg__cuda_drain(b); /* an upload or a capture may have enqueued work */
     free_backend(b);
   } else {
     /* The streams exist, so the context they live in is current now. */
@@ -311,6 +246,9 @@ static const sg__backend_ops cuda_ops = {
     .launch = cuda_launch,
     .wait = cuda_wait,
     .query = cuda_query,
+    .wait_launch = cuda_wait_launch,
+    .query_launch = cuda_query_launch,
+    .track_launches = cuda_track_launches,
     .update_node = cuda_update_node,
 };
 

@@ -23,6 +23,7 @@
 #define SG_CUDA_CUDA_EXEC_H
 
 #include <cuda_runtime_api.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "core/node.h"
@@ -76,6 +77,11 @@ typedef struct sg__cuda_work {
     sg__copy copy;
     sg__memset memset;
   } u;
+  /* Which launch a run belongs to: launches run one after the other and
+   * each runs the payload once, so run k (from 0) is launch first + k. */
+  uint64_t first;          /* the first launch that runs it */
+  atomic_uint_fast64_t runs;
+  uint64_t last;           /* when retired: the latest launch that may run it */
   struct sg__cuda_work *retired_next;
   char label[SG__LABEL_BYTES]; /* the node's label, for messages from the host thread */
 } sg__cuda_work;
@@ -144,7 +150,6 @@ typedef struct sg__cuda_state {
   cudaEvent_t *joins;          /* stream -> its last work of a launch (home's unused) */
   cudaEvent_t fork;            /* recorded in the caller's stream */
   cudaEvent_t start;           /* home at the start of a launch */
-  cudaEvent_t done;            /* the end of the latest launch, on home */
   sg__cuda_tracer tracer;      /* traced executables: the launches' events (cuda_trace.h);
                                   zeroed (tracer.trace NULL) otherwise */
 
@@ -156,10 +161,15 @@ typedef struct sg__cuda_state {
   struct sg__stage_lanes *lanes; /* streams mode: helper streams of staged copies
                                     (stage_lanes.h), made on first use */
 
-  uint64_t launches;           /* launches enqueued, ever */
-  int busy_done;               /* `done` was recorded and not yet seen complete */
-  int busy_stream;             /* a graph launched on streams[0] not yet seen complete */
+  /* Launches and their ends (launch_marks.c). Launches are numbered on
+   * from the executable's count; launch L's end is marks[L % SG_EXEC_
+   * TRACKED_LAUNCHES] when marked[] says L. */
+  uint64_t launches;           /* launches made (a launch that failed half-way not counted) */
+  uint64_t finished;           /* every launch up to this one is known to have ended */
+  int track;                   /* graph mode: mark launches into home too */
   int interrupted;             /* a launch stopped half-way: waits synchronise every stream */
+  cudaEvent_t marks[SG_EXEC_TRACKED_LAUNCHES]; /* made on first use */
+  uint64_t marked[SG_EXEC_TRACKED_LAUNCHES];
 } sg__cuda_state;
 
 /* ---- cuda_device.c ------------------------------------------------------ */
@@ -193,13 +203,41 @@ cudaStream_t sg__cuda_device_stream(const sg__cuda_state *b, int device);
  * names the node in messages. */
 sg_status sg__cuda_work_new(sg__cuda_state *b, const sg__node *node, const char *label,
                             const char *fn, sg__cuda_work **out);
-/* Puts a payload replaced by an update on the retired list. */
+/* Puts a payload replaced by an update on the retired list: launches made
+ * so far may still run it. */
 void sg__cuda_work_retire(sg__cuda_state *b, sg__cuda_work *work);
-/* Frees retired payloads; call only when no launch is in flight. */
-void sg__cuda_work_reap(sg__cuda_state *b);
+/* Frees the retired payloads no launch after `finished` can run. */
+void sg__cuda_work_reap(sg__cuda_state *b, uint64_t finished);
 /* The host function every host-work node runs (cudaLaunchHostFunc or a
  * graph host node), with its payload. It never calls CUDA. */
 void CUDART_CB sg__cuda_work_run(void *payload);
+
+/* ---- launch_marks.c ----------------------------------------------------- */
+
+/* Records the end of launch `launch` in `stream` (where the launch ends:
+ * streams[0], or the caller's stream in graph mode), making its mark on
+ * first use. cudaSuccess or the error, the call in *call. */
+cudaError_t sg__cuda_mark_launch(sg__cuda_state *b, cudaStream_t stream, uint64_t launch,
+                                 const char **call);
+/* The mark that ends launch `launch` or the first marked one after it, or
+ * NULL when none is (a graph launched into streams[0] unmarked). */
+cudaEvent_t sg__cuda_mark_at_or_after(const sg__cuda_state *b, uint64_t launch,
+                                      uint64_t *marked_launch);
+/* Waits (blocking) or checks whether launches up to `launch` have ended:
+ * SG_OK (and b->finished advanced, retired payloads reaped) or SG_NOT_READY.
+ * A failure the device reports is recorded on the executable for the
+ * oldest launch not yet seen ended, and everything is then drained. */
+sg_status sg__cuda_wait_through(sg__cuda_state *b, uint64_t launch, int blocking,
+                                const char *fn);
+/* Really waits for everything the executable may have in flight (not a
+ * fault point: freeing and destroying rely on it). */
+void sg__cuda_drain(sg__cuda_state *b);
+/* Nothing runs: reads the traced launches' times back (the device is made
+ * current for the anchor event the tracer may renew; if it cannot be, the
+ * times stay pending until the next wait). cuda_exec.c. */
+void sg__cuda_collect_trace(sg__cuda_state *b, const char *fn);
+/* Destroys the marks (streams drained). */
+void sg__cuda_marks_free(sg__cuda_state *b);
 
 /* ---- cuda_nodes.c ------------------------------------------------------- */
 
@@ -320,7 +358,7 @@ sg_status sg__cuda_stream_fn_capture(sg__cuda_state *b, uint32_t index, const sg
 /* Creates the streams and events (cuda_streams.c). On failure frees what
  * it made. */
 sg_status sg__cuda_streams_make(sg__cuda_state *b, const char *fn);
-/* Only streams[0] and `done` (graph mode, explicit build). */
+/* Only streams[0] (graph mode, explicit build). */
 sg_status sg__cuda_streams_make_one(sg__cuda_state *b, const char *fn);
 void sg__cuda_streams_free(sg__cuda_state *b);
 sg_status sg__cuda_streams_launch(sg__cuda_state *b, void *cuda_stream, uint64_t launch);

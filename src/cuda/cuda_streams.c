@@ -3,8 +3,9 @@
  * the capture build replays the schedule on them, and streams[0] is where
  * stream functions are captured and graphs uploaded and launched). The
  * explicit build needs none of the schedule's streams and events (its edges
- * are the graph): it gets streams[0] and `done` only, so that creating it
- * costs what a hand-built graph costs (a stream is about 5 us to create).
+ * are the graph): it gets streams[0] only, so that creating it costs what
+ * a hand-built graph costs (a stream is about 5 us to create). Launches end
+ * with marks of their own (launch_marks.c), made on first use.
  *
  * Streams are non-blocking, so the legacy default stream never orders them
  * implicitly: ordering with a caller's stream is always explicit (fork and
@@ -33,7 +34,6 @@ void sg__cuda_streams_free(sg__cuda_state *b) {
   destroy_events(b->joins, b->stream_count);
   destroy_events(&b->fork, 1);
   destroy_events(&b->start, 1);
-  destroy_events(&b->done, 1);
   if (b->streams)
     for (uint32_t i = 0; i < b->stream_count; i++)
       if (b->streams[i]) cudaStreamDestroy(b->streams[i]);
@@ -42,7 +42,7 @@ void sg__cuda_streams_free(sg__cuda_state *b) {
   sg__free(b->streams);
   sg__free(b->node_stream);
   b->events = b->joins = NULL;
-  b->fork = b->start = b->done = NULL;
+  b->fork = b->start = NULL;
   b->streams = b->node_stream = NULL;
   b->home = NULL;
 }
@@ -71,17 +71,11 @@ sg_status sg__cuda_streams_make_one(sg__cuda_state *b, const char *fn) {
     sg__cuda_streams_free(b);
     return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
   }
-  const char *call = "cudaStreamCreateWithFlags";
   cudaError_t err = SG_CUDA(cudaStreamCreateWithFlags(&b->streams[0], cudaStreamNonBlocking));
   if (err != cudaSuccess) {
     b->streams[0] = NULL;
-  } else {
-    call = "cudaEventCreateWithFlags";
-    err = make_events(&b->done, 1, cudaEventDisableTiming);
-  }
-  if (err != cudaSuccess) {
     sg__cuda_streams_free(b);
-    return sg__cuda_fail(err, call, fn);
+    return sg__cuda_fail(err, "cudaStreamCreateWithFlags", fn);
   }
   b->home = b->streams[0];
   b->home_index = 0;
@@ -133,7 +127,6 @@ static cudaError_t make_all_events(sg__cuda_state *b, int *current) {
     if (i != b->home_index) err = make_event_on(&b->joins[i], stream_device(b, i), current, sync);
   if (err == cudaSuccess) err = make_event_on(&b->fork, b->device, current, sync);
   if (err == cudaSuccess) err = make_event_on(&b->start, b->device, current, sync);
-  if (err == cudaSuccess) err = make_event_on(&b->done, b->device, current, sync);
   return err;
 }
 

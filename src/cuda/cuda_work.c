@@ -7,7 +7,8 @@
  * stay valid and unchanged until the launch is done, even if the user sets
  * new parameters in the meantime; so a payload is immutable once made, an
  * update makes a new one, and the old one waits on the retired list until
- * the executable is next seen idle. Updates allocate; launches do not. */
+ * the launches that may run it have ended. Updates allocate; launches do
+ * not. */
 #include <stdio.h>
 #include <string.h>
 
@@ -20,6 +21,8 @@ sg_status sg__cuda_work_new(sg__cuda_state *b, const sg__node *node, const char 
   if (!w) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
   w->exec = b->exec;
   w->kind = node->kind;
+  w->first = b->launches + 1; /* published for the launches after this one */
+  atomic_init(&w->runs, 0);
   switch (node->kind) {
     case SG__NODE_HOST: w->u.host = node->u.host; break;
     case SG__NODE_COPY: w->u.copy = node->u.copy; break;
@@ -32,15 +35,20 @@ sg_status sg__cuda_work_new(sg__cuda_state *b, const sg__node *node, const char 
 
 void sg__cuda_work_retire(sg__cuda_state *b, sg__cuda_work *work) {
   if (!work) return;
+  work->last = b->launches;
   work->retired_next = b->retired;
   b->retired = work;
 }
 
-void sg__cuda_work_reap(sg__cuda_state *b) {
-  while (b->retired) {
-    sg__cuda_work *next = b->retired->retired_next;
-    sg__free(b->retired);
-    b->retired = next;
+void sg__cuda_work_reap(sg__cuda_state *b, uint64_t finished) {
+  for (sg__cuda_work **link = &b->retired; *link;) {
+    sg__cuda_work *w = *link;
+    if (w->last <= finished) {
+      *link = w->retired_next;
+      sg__free(w);
+    } else {
+      link = &w->retired_next;
+    }
   }
 }
 
@@ -49,7 +57,8 @@ void sg__cuda_work_reap(sg__cuda_state *b) {
  * After a failure the rest of the launch's host work is skipped, as on the
  * host backend; GPU work already enqueued still runs. */
 void CUDART_CB sg__cuda_work_run(void *payload) {
-  const sg__cuda_work *w = payload;
+  sg__cuda_work *w = payload;
+  const uint64_t launch = w->first + atomic_fetch_add(&w->runs, 1);
   if (sg__exec_has_failed(w->exec)) return;
   switch (w->kind) {
     case SG__NODE_HOST: {
@@ -58,7 +67,8 @@ void CUDART_CB sg__cuda_work_run(void *payload) {
       int rc = w->u.host.fn(w->u.host.user_data);
       sg__exec_callback_end(outer);
       if (rc != 0)
-        sg__exec_fail(w->exec, SG_ERR_CALLBACK, "host node %s returned %d", w->label, rc);
+        sg__exec_fail_launch(w->exec, launch, SG_ERR_CALLBACK, "launch %llu: host node %s "
+                             "returned %d", (unsigned long long)launch, w->label, rc);
       break;
     }
     case SG__NODE_COPY:

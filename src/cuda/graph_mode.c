@@ -108,12 +108,14 @@ sg_status sg__cuda_graph_launch(sg__cuda_state *b, void *cuda_stream, uint64_t l
   static const char fn[] = "sg_exec_launch";
   if (b->s->node_count == 0) {
     if (b->tracer.trace) sg__trace_commit(b->tracer.trace, launch, sg__now_ns(), NULL, NULL);
+    b->launches = launch; /* nothing to order or run: ended at once */
+    b->finished = launch;
     return SG_OK;
   }
   int previous;
   sg_status st = sg__cuda_enter_exec(b, &previous, fn);
   if (st) {
-    sg__exec_fail(b->exec, st, "%s", sg_last_error());
+    sg__exec_fail_launch(b->exec, launch, st, "%s", sg_last_error());
     return st;
   }
   cudaStream_t caller = (cudaStream_t)cuda_stream;
@@ -121,7 +123,7 @@ sg_status sg__cuda_graph_launch(sg__cuda_state *b, void *cuda_stream, uint64_t l
   /* No capture of a graph whose copies the host serves per launch. */
   if ((st = sg__cuda_staged_copy_launch_check(b, caller))) {
     sg__cuda_leave(b->device, previous);
-    sg__exec_fail(b->exec, st, "%s", sg_last_error());
+    sg__exec_fail_launch(b->exec, launch, st, "%s", sg_last_error());
     return st;
   }
   sg__cuda_trace_set *set = NULL;
@@ -130,7 +132,7 @@ sg_status sg__cuda_graph_launch(sg__cuda_state *b, void *cuda_stream, uint64_t l
     st = sg__cuda_tracer_set(&b->tracer, launch, &set, fn, msg, sizeof msg);
     if (st) {
       sg__cuda_leave(b->device, previous);
-      sg__exec_fail(b->exec, st, "%s", msg);
+      sg__exec_fail_launch(b->exec, launch, st, "%s", msg);
       return sg__fail(st, "%s", msg);
     }
   }
@@ -138,7 +140,7 @@ sg_status sg__cuda_graph_launch(sg__cuda_state *b, void *cuda_stream, uint64_t l
   cudaError_t err = set ? point_trace_nodes(b, set) : cudaSuccess;
   if (err == cudaSuccess && (st = sg__cuda_staged_copy_queue(b))) {
     sg__cuda_leave(b->device, previous);
-    sg__exec_fail(b->exec, st, "%s", sg_last_error());
+    sg__exec_fail_launch(b->exec, launch, st, "%s", sg_last_error());
     return st;
   }
   if (err == cudaSuccess) {
@@ -149,28 +151,25 @@ sg_status sg__cuda_graph_launch(sg__cuda_state *b, void *cuda_stream, uint64_t l
   }
   if (err == cudaSuccess) {
     if (set) sg__cuda_tracer_recorded(set, launch);
-    b->launches++;
+    b->launches = launch;
     if (b->g.staged_copies || b->g.registered_copies) /* the graph's copies ran once more */
       sg__exec_count_copies(b->exec, b->g.staged_copies, b->g.registered_copies);
-    if (!caller) {
-      b->busy_stream = 1;
-    } else {
-      call = "cudaEventRecord (done, in the caller's stream)";
-      err = SG_CUDA(cudaEventRecord(b->done, caller));
-      if (err == cudaSuccess) {
-        b->busy_done = 1;
-      } else {
-        /* The graph runs in a stream the executable does not own, and
-         * nothing marks its end: wait for it here, so that every later
-         * wait (and destruction) is still safe. */
-        cudaStreamSynchronize(caller);
-      }
+    /* Its end: needed in a caller's stream (which the executable cannot
+     * synchronise as its own), and in home once launches are followed one
+     * by one (launch_marks.c). */
+    if (caller || b->track) {
+      err = sg__cuda_mark_launch(b, target, launch, &call);
+      /* The graph runs in a stream the executable does not own, and
+       * nothing marks its end: wait for it here, so that every later
+       * wait (and destruction) is still safe. */
+      if (err != cudaSuccess && caller) cudaStreamSynchronize(caller);
     }
   }
   sg__cuda_leave(b->device, previous);
   if (err == cudaSuccess) return SG_OK;
   char msg[SG_ERROR_MESSAGE_BYTES];
   sg__cuda_format(msg, sizeof msg, err, call, fn);
-  sg__exec_fail(b->exec, SG_ERR_CUDA, "%s", msg);
+  sg__exec_fail_launch(b->exec, launch, SG_ERR_CUDA, "launch %llu: %s", (unsigned long long)launch,
+                       msg);
   return sg__fail(SG_ERR_CUDA, "%s", msg);
 }

@@ -11,6 +11,7 @@ list(APPEND SG_CUDA_C_SOURCES
   cuda/peer_copy.c
   cuda/cuda_nccl.c
   cuda/cuda_streams.c
+  cuda/launch_marks.c
   cuda/cuda_nodes.c
   cuda/cuda_work.c
   cuda/cuda_memset.c

@@ -5,16 +5,17 @@
  *          streams[0] --start--> streams[1..k)            (when k > 1 or tracing)
  *   body   for each node in issue order: wait its events, enqueue it,
  *          record its event                               (cross-stream edges only)
- *   join   streams[1..k) --joins[i]--> streams[0]; record `done` on streams[0];
- *          caller stream waits `done`                     (when a stream is given)
+ *   join   streams[1..k) --joins[i]--> streams[0]; record the launch's mark on streams[0];
+ *          caller stream waits the mark                  (when a stream is given)
  *
  * streams[0] above stands for `home` (cuda_exec.h): the first planned
  * stream on the executable's device, or a stream of that device of its own
  * when no node runs there; the other streams may be on any device (events
- * tie devices). Home runs every launch from start to `done`, so the next
- * launch, which starts on home and fans out from there, begins only after
- * the previous one has fully completed: launches of one executable run in
- * order without any host-side wait. The loop reads the node parameters
+ * tie devices). Home runs every launch from start to its mark (the end of
+ * that launch alone: launch_marks.c), so the next launch, which starts on
+ * home and fans out from there, begins only after the previous one has
+ * fully completed: launches of one executable run in order without any
+ * host-side wait. The loop reads the node parameters
  * from the executable's nodes directly (updates change them in place between
  * launches), allocates nothing and takes no lock. It makes a node's device
  * current before enqueueing it, only where the device changes. */
@@ -25,9 +26,11 @@
 
 static const char launch_fn[] = "sg_exec_launch";
 
-/* Why a launch stopped, as the executable's failure and this thread's error. */
+/* Why a launch stopped, as the executable's failure (of the launch being
+ * made) and this thread's error. */
 static sg_status stopped(sg__cuda_state *b, sg_status st, const char *msg) {
-  sg__exec_fail(b->exec, st, "%s", msg);
+  sg__exec_fail_launch(b->exec, b->launches + 1, st, "launch %llu: %s",
+                       (unsigned long long)(b->launches + 1), msg);
   return sg__fail(st, "%s", msg);
 }
 
@@ -99,17 +102,23 @@ static sg_status replay(sg__cuda_state *b, cudaStream_t caller, sg__cuda_trace_s
     if ((err = SG_CUDA(cudaStreamWaitEvent(home, b->joins[i], 0))))
       return cuda_stopped(b, err, "cudaStreamWaitEvent (join)", UINT32_MAX);
   }
-  if ((err = SG_CUDA(cudaEventRecord(b->done, home))))
-    return cuda_stopped(b, err, "cudaEventRecord (done)", UINT32_MAX);
-  b->busy_done = 1;
-  if (caller && (err = SG_CUDA(cudaStreamWaitEvent(caller, b->done, 0))))
+  /* The launch's end: what waits for this launch alone (launch_marks.c).
+   * Its mark is made on the executable's device, home's. */
+  const uint64_t launch = b->launches + 1;
+  const char *call = "cudaSetDevice (the executable's device)";
+  if ((err = sg__cuda_switch(current, b->device)) ||
+      (err = sg__cuda_mark_launch(b, home, launch, &call)))
+    return cuda_stopped(b, err, call, UINT32_MAX);
+  if (caller &&
+      (err = SG_CUDA(cudaStreamWaitEvent(caller, b->marks[launch % SG_EXEC_TRACKED_LAUNCHES], 0))))
     return cuda_stopped(b, err, "cudaStreamWaitEvent (join into the caller's stream)", UINT32_MAX);
   return SG_OK;
 }
 
 sg_status sg__cuda_streams_launch(sg__cuda_state *b, void *cuda_stream, uint64_t launch) {
-  if (b->s->node_count == 0) { /* nothing to order or run */
+  if (b->s->node_count == 0) { /* nothing to order or run: ended at once */
     if (b->tracer.trace) sg__trace_commit(b->tracer.trace, launch, sg__now_ns(), NULL, NULL);
+    b->launches = b->finished = launch;
     return SG_OK;
   }
   int previous;
@@ -125,15 +134,15 @@ sg_status sg__cuda_streams_launch(sg__cuda_state *b, void *cuda_stream, uint64_t
     }
   }
   /* Until the launch is fully enqueued, some streams may hold work that
-   * `done` does not cover: waits then synchronise every stream. */
+   * its mark does not cover: waits then synchronise every stream. */
   b->interrupted = 1;
   int current = b->device;
   st = replay(b, (cudaStream_t)cuda_stream, set, &current);
   if (!st) {
     b->interrupted = 0;
     if (set) sg__cuda_tracer_recorded(set, launch);
+    b->launches = launch;
   }
-  b->launches++;
   if (current != b->device) cudaSetDevice(b->device); /* release: the caller's device next */
   sg__cuda_leave(b->device, previous);
   return st;

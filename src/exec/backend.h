@@ -40,7 +40,10 @@ typedef struct sg__backend_args {
   /* The executable's nodes, node_count of them, indexed like the schedule.
    * The front end changes a node's parameters in place only after the
    * backend's update_node accepted them, and only between calls of the
-   * backend, so a backend may read them at launch. */
+   * backend, so a backend may read them during its own calls (`launch`
+   * included), but not from a launch running after its call returned:
+   * launches queue ahead, and a change for a later launch replaces a node
+   * while earlier launches run (the host backend keeps its own copies). */
   const sg__node *nodes;
   uint32_t node_count;
   /* The schedule to replay (valid until destroy). */
@@ -51,6 +54,9 @@ typedef struct sg__backend_args {
    * state; the front end alone makes and frees it. Staging's copy threads
    * add their spans to it too. */
   struct sg__trace *trace;
+  /* Launches the executable has made so far (all ended): a state made by
+   * sg_exec_update numbers its launches on from there. */
+  uint64_t launches;
   /* The public function the state is made for, which messages start with:
    * sg_exec_create, or sg_exec_update for a new topology (built beside the
    * old state, which stays until the new one is complete). */
@@ -80,6 +86,16 @@ typedef struct sg__backend_ops {
   sg_status (*wait)(void *state);
   /* SG_OK when idle, SG_NOT_READY while launches run. */
   sg_status (*query)(void *state);
+  /* Launches are numbered 1, 2, ... in the order `launch` accepted them
+   * (a launch that fails does not count). Blocks until launches 1..`launch`
+   * (`launch` <= the latest) are done; as `wait`, failures go through
+   * sg__exec_fail_launch and the status is the wait's own. */
+  sg_status (*wait_launch)(void *state, uint64_t launch);
+  /* SG_OK when launches 1..`launch` are done, SG_NOT_READY otherwise. */
+  sg_status (*query_launch)(void *state, uint64_t launch);
+  /* Follow every launch from now on (see exec/exec.h); NULL when the
+   * backend always does. */
+  void (*track_launches)(void *state);
   /* Node `index` gets the parameters of `fresh` (same kind, validated; its
    * name may be NULL, in which case the node keeps its name) for the
    * launches that follow. The backend applies what it must and sets
@@ -93,6 +109,12 @@ typedef struct sg__backend_ops {
 /* Records the first failure of a launch (later ones are dropped): the
  * executable is failed from now on. */
 void sg__exec_fail(sg_exec *exec, sg_status status, const char *fmt, ...) SG_PRINTF(3, 4);
+/* The same for a failure known to belong to launch number `launch` (a
+ * host node's payload knows the launch it runs for; a launch half-enqueued
+ * is number `launches + 1`). sg__exec_fail's failures are attributed to
+ * the oldest launch not yet seen finished when one is next asked about. */
+void sg__exec_fail_launch(sg_exec *exec, uint64_t launch, sg_status status, const char *fmt,
+                          ...) SG_PRINTF(4, 5);
 /* 1 if a launch has failed. */
 int sg__exec_has_failed(sg_exec *exec);
 /* Counts a rebuild the backend made on its own (an in-place update the

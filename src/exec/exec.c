@@ -67,19 +67,36 @@ const sg__backend_ops *sg__backend_for(sg_backend backend) {
 
 sg_status sg__exec_backend_create(sg_exec *exec, const sg__snapshot *snap, const sg_plan *plan,
                                   struct sg__trace *trace, const char *fn, void **state) {
-  sg__backend_args args = {exec,    &exec->options, snap->nodes, snap->node_count,
-                           sg__plan_schedule(plan), trace, fn};
+  sg__backend_args args = {exec,  &exec->options, snap->nodes,     snap->node_count,
+                           sg__plan_schedule(plan), trace, exec->launched, fn};
   return exec->ops->create(&args, state);
 }
 
 /* Snapshot, check and plan `graph` into *snap / *plan (both freed on failure). */
-static sg_status plan_graph(const sg_graph *graph, unsigned max_streams, int device,
-                            const char *fn, sg__snapshot *snap, sg_plan **plan) {
+sg_status sg__exec_plan_build(const sg__snapshot *snap, const sg_exec_options *o, sg_plan **out) {
+  /* A CUDA graph built node by node is the reduced DAG itself: streams and
+   * events are planned only if someone looks (docs/cuda-backends.md). */
+  const int deferred =
+      o->backend == SG_BACKEND_CUDA && o->mode == SG_MODE_GRAPH && o->build == SG_BUILD_EXPLICIT;
+  return sg__plan_build_on(snap, o->max_streams, o->device, 1, deferred, out);
+}
+
+/* Plans the streams and events of the executable's plan if it deferred
+ * them (shared calls may run together: under the lock). */
+static sg_status complete_plan(const sg_exec *exec, const char *fn) {
+  sg_exec *e = (sg_exec *)exec; /* the plan is logically constant */
+  sg__mutex_lock(&e->lock);
+  sg_status st = sg__plan_complete(e->plan);
+  sg__mutex_unlock(&e->lock);
+  return st ? sg__plan_prefix_failure(st, fn) : SG_OK;
+}
+
+static sg_status plan_graph(const sg_graph *graph, const sg_exec_options *o, const char *fn,
+                            sg__snapshot *snap, sg_plan **plan) {
   if (sg__graph_snapshot(graph, snap))
     return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory copying the graph", fn);
   sg_status st = sg__snapshot_check_acyclic(snap, fn);
-  if (!st && (st = sg__plan_build_on(snap, max_streams, device, 1, 0, plan)))
-    sg__plan_prefix_failure(st, fn);
+  if (!st && (st = sg__exec_plan_build(snap, o, plan))) sg__plan_prefix_failure(st, fn);
   if (st) sg__snapshot_free(snap);
   return st;
 }
@@ -115,7 +132,7 @@ sg_status sg_exec_create(const sg_graph *graph, const sg_exec_options *opts, sg_
     sg__nvtx_push(SG__NVTX_BUILD, "sg_exec_create '%s'", graph->name ? graph->name : "");
   if ((st = sg__graph_read_begin(graph, __func__))) goto fail_lock;
   if (ranges) sg__nvtx_push(SG__NVTX_PLAN, "plan '%s'", graph->name ? graph->name : "");
-  st = plan_graph(graph, o.max_streams, o.device, __func__, &e->snap, &e->plan);
+  st = plan_graph(graph, &o, __func__, &e->snap, &e->plan);
   if (ranges) sg__nvtx_pop();
   sg__graph_read_end(graph);
   if (st) goto fail_lock;
@@ -163,17 +180,31 @@ sg_status sg_exec_destroy(sg_exec *exec) {
 
 /* ---- failure state ----------------------------------------------------- */
 
-void sg__exec_fail(sg_exec *exec, sg_status status, const char *fmt, ...) {
+static void record_failure(sg_exec *exec, uint64_t launch, sg_status status, const char *fmt,
+                           va_list ap) {
   sg__mutex_lock(&exec->lock);
   if (!exec->failed) {
-    exec->failed = 1;
     exec->fail_status = status;
-    va_list ap;
-    va_start(ap, fmt);
+    exec->fail_launch = launch;
     vsnprintf(exec->fail_message, sizeof exec->fail_message, fmt, ap);
-    va_end(ap);
+    exec->failed = 1;
   }
   sg__mutex_unlock(&exec->lock);
+}
+
+void sg__exec_fail(sg_exec *exec, sg_status status, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  record_failure(exec, 0, status, fmt, ap);
+  va_end(ap);
+}
+
+void sg__exec_fail_launch(sg_exec *exec, uint64_t launch, sg_status status, const char *fmt,
+                          ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  record_failure(exec, launch, status, fmt, ap);
+  va_end(ap);
 }
 
 int sg__exec_has_failed(sg_exec *exec) {
@@ -307,6 +338,73 @@ sg_status sg_exec_wait(sg_exec *exec) {
   return failure ? failure : st;
 }
 
+uint64_t sg__exec_launch_count(const sg_exec *exec) { return exec->launched; }
+
+void sg__exec_track_launches(sg_exec *exec) {
+  if (exec->ops->track_launches) exec->ops->track_launches(exec->state);
+}
+
+/* What launch `launch` came to, once the backend says it is done (`st`: the
+ * wait's own status). A failure not yet tied to a launch belongs to the
+ * oldest launch not yet seen finished without one. */
+static sg_status launch_outcome(sg_exec *exec, uint64_t launch, sg_status st, const char *fn) {
+  sg__mutex_lock(&exec->lock);
+  if (!exec->failed) {
+    if (!st && launch > exec->ok_through) exec->ok_through = launch;
+    sg__mutex_unlock(&exec->lock);
+    return st;
+  }
+  if (exec->fail_launch == 0) exec->fail_launch = exec->ok_through + 1;
+  uint64_t failed = exec->fail_launch;
+  if (failed > launch) {
+    if (!st && launch > exec->ok_through) exec->ok_through = launch;
+  } else if (failed == launch) {
+    st = sg__fail(exec->fail_status, "%s", exec->fail_message);
+  } else {
+    st = sg__fail(SG_ERR_EXEC_FAILED,
+                  "%s: launch %llu did not run normally: launch %llu failed before it (%s: %s)",
+                  fn, (unsigned long long)launch, (unsigned long long)failed,
+                  sg_status_name(exec->fail_status), exec->fail_message);
+  }
+  sg__mutex_unlock(&exec->lock);
+  return st;
+}
+
+/* Checks `launch` names a launch made: 1 .. the latest. */
+static sg_status check_launch(sg_exec *exec, uint64_t launch, const char *fn) {
+  uint64_t made = sg__exec_launch_count(exec);
+  if (launch == 0 || launch > made)
+    return sg__fail(SG_ERR_INVALID_ARGUMENT,
+                    "%s: launch %llu has not been made (launches are numbered from 1; %llu so "
+                    "far)",
+                    fn, (unsigned long long)launch, (unsigned long long)made);
+  return SG_OK;
+}
+
+sg_status sg_exec_wait_launch(sg_exec *exec, uint64_t launch) {
+  sg_status st = sg__exec_enter(exec, __func__);
+  if (st) return st;
+  if (!(st = check_launch(exec, launch, __func__))) {
+    sg__exec_track_launches(exec);
+    st = exec->ops->wait_launch(exec->state, launch);
+    st = launch_outcome(exec, launch, st, __func__);
+  }
+  sg__exec_leave(exec);
+  return st;
+}
+
+sg_status sg_exec_query_launch(sg_exec *exec, uint64_t launch) {
+  sg_status st = sg__exec_enter(exec, __func__);
+  if (st) return st;
+  if (!(st = check_launch(exec, launch, __func__))) {
+    sg__exec_track_launches(exec);
+    st = exec->ops->query_launch(exec->state, launch);
+    if (st != SG_NOT_READY) st = launch_outcome(exec, launch, st, __func__);
+  }
+  sg__exec_leave(exec);
+  return st;
+}
+
 sg_status sg_exec_query(sg_exec *exec) {
   sg_status st = sg__exec_enter(exec, __func__);
   if (st) return st;
@@ -336,7 +434,7 @@ const sg__node *sg__exec_node(const sg_exec *exec, uint32_t index) {
 sg_status sg_exec_get_info(const sg_exec *exec, sg_exec_info *info) {
   sg_status st = sg__exec_enter_shared(exec, __func__);
   if (st) return st;
-  if (info) {
+  if (info && !(st = complete_plan(exec, __func__))) {
     const sg__schedule *s = sg__plan_schedule(exec->plan);
     info->backend = exec->options.backend;
     info->mode = exec->options.mode;
@@ -346,7 +444,7 @@ sg_status sg_exec_get_info(const sg_exec *exec, sg_exec_info *info) {
     info->stream_count = s->stream_count;
     info->event_count = s->event_count;
     info->wait_count = s->wait_count;
-  } else {
+  } else if (!info) {
     st = sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: info is NULL", __func__);
   }
   sg__exec_leave_shared(exec);
@@ -373,8 +471,8 @@ sg_status sg_exec_get_stats(const sg_exec *exec, sg_exec_stats *stats) {
 sg_status sg_exec_get_plan(const sg_exec *exec, const sg_plan **plan) {
   sg_status st = sg__exec_enter_shared(exec, __func__);
   if (st) return st;
-  if (plan) *plan = exec->plan;
-  else st = sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: plan is NULL", __func__);
+  if (!plan) st = sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: plan is NULL", __func__);
+  else if (!(st = complete_plan(exec, __func__))) *plan = exec->plan;
   sg__exec_leave_shared(exec);
   return st;
 }

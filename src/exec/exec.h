@@ -71,5 +71,20 @@ void sg__exec_dump(sg_exec *exec);
 size_t sg__dump_stem(const char *graph_name, char *out, size_t cap);
 /* Writes <stem>.graph.dot and <stem>.plan.dot of `exec`; errors ignored. */
 void sg__exec_dump_graph(sg_exec *exec, const char *stem);
+struct sg__snapshot;
+/* The plan of an executable with options `o` (resolved) for `snap`:
+ * deferred (plan/plan.h) where the backend needs only the issue order and
+ * the reduced edges (CUDA, graph mode, explicit build). */
+sg_status sg__exec_plan_build(const struct sg__snapshot *snap, const sg_exec_options *o,
+                              sg_plan **out);
+
+/* The number of the executable's latest launch (sg_exec_get_stats().launches,
+ * without the statistics' lock): the one sg_exec_launch just made. */
+uint64_t sg__exec_launch_count(const sg_exec *exec);
+
+/* From now on, follow every launch one by one, so that sg_exec_wait_launch
+ * and sg_exec_query_launch are exact (graph mode otherwise marks a launch
+ * only once asked: streamgraph/exec.h). The pipeline asks at creation. */
+void sg__exec_track_launches(sg_exec *exec);
 
 #endif

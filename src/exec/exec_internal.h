@@ -40,6 +40,8 @@ struct sg_exec {
   sg_exec_stats stats;
   atomic_int failed;           /* also read without the lock, on every launch and update */
   sg_status fail_status;
+  uint64_t fail_launch;        /* the launch that failed; 0 until known (sg__exec_fail) */
+  uint64_t ok_through;         /* launches up to this one were seen finished without failure */
   char fail_message[SG_ERROR_MESSAGE_BYTES];
 };
 

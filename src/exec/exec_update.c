@@ -208,8 +208,7 @@ static sg_status update_params(sg_exec *exec, sg__snapshot *fresh) {
  * staging rings (a pool must hold both). */
 static sg_status rebuild(sg_exec *exec, sg__snapshot *fresh, const char *fn) {
   sg_plan *plan;
-  sg_status st = sg__plan_build_on(fresh, exec->options.max_streams, exec->options.device, 1, 0,
-                                   &plan);
+  sg_status st = sg__exec_plan_build(fresh, &exec->options, &plan);
   if (st) return sg__plan_prefix_failure(st, fn);
   if ((st = sg__snapshot_hold_memory(fresh, fn))) {
     sg__plan_free(plan);

@@ -10,7 +10,17 @@
  * An executable's state is guarded by one mutex and one condition variable:
  * launches are coarse (a node is a memcpy or a host twin), and a single
  * lock keeps the emulation easy to reason about. Lock order: the gate table
- * (gates_lock), then an executable's lock, then the pool's. */
+ * (gates_lock), then an executable's lock, then the pool's.
+ *
+ * Launches queue: sg_exec_launch never waits, and a launch runs with the
+ * parameters it was launched with, as on the GPU. So the backend keeps its
+ * own copy of every node's parameters and never reads the executable's
+ * nodes while launches run (the front end replaces a node in place,
+ * recycling its argument block, as soon as sg_exec_set_* returns).
+ * A node changed while launches are in flight gets a version (a deep
+ * copy) that applies from the next launch on; a stream copies the node of
+ * the launch it runs under the lock, and the versions the oldest launch not
+ * completed no longer needs are folded away. */
 #include <errno.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -52,13 +62,19 @@ typedef struct gate {
   struct gate *next_pending;  /* the table of gates not yet open */
 } gate;
 
+/* A node's parameters from launch `first` on (until a newer version's). */
+typedef struct host_version {
+  uint64_t first;
+  sg__node node;               /* owned deep copy */
+  struct host_version *older;
+} host_version;
+
 static pthread_mutex_t gates_lock = PTHREAD_MUTEX_INITIALIZER;
 static gate *pending_gates;
 static uint64_t last_gate_id;
 
 struct host_backend {
   sg_exec *exec;              /* for failure reports only */
-  const sg__node *nodes;      /* the executable's, read at each run */
   const sg__schedule *schedule;
   stream_task *tasks;         /* one per stream */
   sg__host_task **task_list;  /* the same, as the pool takes them */
@@ -67,6 +83,11 @@ struct host_backend {
   pthread_cond_t changed;
   uint64_t launched;       /* launches enqueued */
   uint64_t completed;      /* launches every stream has finished */
+  sg__node *params;        /* per node, owned: the parameters of the oldest launch not
+                              completed (the newest ones when idle) */
+  uint32_t params_made;    /* entries of params that hold a node */
+  host_version **versions; /* per node, newer parameters, newest first; NULL: none */
+  uint32_t versioned;      /* nodes with versions */
   uint64_t running;        /* the launch whose streams run now; 0: none */
   uint32_t streams_busy;   /* streams still running it */
   uint64_t *event_launch;  /* per event: the launch that last recorded it */
@@ -81,18 +102,27 @@ struct host_backend {
   sg__staging *staging;       /* NULL unless the policy stages */
 };
 
+/* The parameters of node `n` for launch `launch` (lock held). */
+static const sg__node *node_for(const host_backend *b, uint32_t n, uint64_t launch) {
+  for (const host_version *v = b->versions[n]; v; v = v->older)
+    if (v->first <= launch) return &v->node;
+  return &b->params[n];
+}
+
 /* Runs the nodes of `stream` for launch `launch` (lock not held). */
 static void run_stream(host_backend *b, uint32_t stream, uint64_t launch) {
   const sg__schedule *s = b->schedule;
   sg_exec *exec = b->exec;
   for (uint32_t k = s->stream_start[stream]; k < s->stream_start[stream + 1]; k++) {
     uint32_t n = s->stream_nodes[k];
-    if (s->wait_start[n] != s->wait_start[n + 1]) {
-      sg__mutex_lock(&b->lock);
-      for (uint32_t w = s->wait_start[n]; w < s->wait_start[n + 1]; w++)
-        while (b->event_launch[s->wait_event[w]] < launch) sg__cond_wait(&b->changed, &b->lock);
-      sg__mutex_unlock(&b->lock);
-    }
+    sg__mutex_lock(&b->lock);
+    for (uint32_t w = s->wait_start[n]; w < s->wait_start[n + 1]; w++)
+      while (b->event_launch[s->wait_event[w]] < launch) sg__cond_wait(&b->changed, &b->lock);
+    /* A copy of the node itself (what it points at is never freed while
+     * this launch runs): a version may be folded into params meanwhile. */
+    const sg__node node = *node_for(b, n, launch);
+    const uint64_t number = launch + b->number_offset;
+    sg__mutex_unlock(&b->lock);
     /* After a failure the remaining nodes are skipped, but events are still
      * recorded so that every stream drains and every waiter returns. */
     if (!sg__exec_has_failed(exec)) {
@@ -103,12 +133,14 @@ static void run_stream(host_backend *b, uint32_t stream, uint64_t launch) {
       const sg_exec *outer = sg__exec_callback_begin(exec);
       /* A candidate copy goes through the pinned ring or the cache. */
       sg_status st = sg__staging_candidate(b->staging, n)
-                         ? sg__host_staged_run(b->staging, n, &b->nodes[n], exec, message,
+                         ? sg__host_staged_run(b->staging, n, &node, exec, message,
                                                sizeof message)
-                         : sg__host_run_node(&b->nodes[n], n, message, sizeof message);
+                         : sg__host_run_node(&node, n, message, sizeof message);
       sg__exec_callback_end(outer);
       if (b->end_ns) b->end_ns[n] = sg__now_ns() - b->launch_start_ns;
-      if (st) sg__exec_fail(exec, st, "launch %llu: %s", (unsigned long long)launch, message);
+      if (st)
+        sg__exec_fail_launch(exec, number, st, "launch %llu: %s", (unsigned long long)number,
+                             message);
     }
     if (s->record_event[n] >= 0) {
       sg__mutex_lock(&b->lock);
@@ -209,9 +241,45 @@ static void force_gates_open(host_backend *b) {
   sg__mutex_unlock(&gates_lock);
 }
 
+static void free_versions(host_version *v) {
+  while (v) {
+    host_version *older = v->older;
+    sg__node_free(&v->node);
+    sg__free(v);
+    v = older;
+  }
+}
+
+/* Makes the newest version the oldest launch not completed uses (every
+ * version has started by launch `launched + 1`: once idle, the newest) the
+ * node's params, and frees what it replaces (lock held). Streams copy a
+ * node under the lock, so moving a version into params is safe under a
+ * launch that runs it. */
+static void collect_versions(host_backend *b) {
+  if (!b->versioned) return;
+  const uint64_t oldest = b->completed + 1;
+  for (uint32_t n = 0; n < b->schedule->node_count; n++) {
+    host_version **at = &b->versions[n];
+    while (*at && (*at)->first > oldest) at = &(*at)->older;
+    host_version *used = *at;
+    if (!used) continue;
+    *at = NULL;
+    if (!b->versions[n]) b->versioned--;
+    sg__node_free(&b->params[n]);
+    b->params[n] = used->node;
+    free_versions(used->older);
+    sg__free(used);
+  }
+}
+
 static void free_backend(host_backend *b) {
   sg__staging_destroy(b->staging); /* nothing in flight */
   sg__device_link_free(b->link);
+  if (b->versions)
+    for (uint32_t n = 0; n < b->schedule->node_count; n++) free_versions(b->versions[n]);
+  sg__free(b->versions);
+  for (uint32_t n = 0; n < b->params_made; n++) sg__node_free(&b->params[n]);
+  sg__free(b->params);
   sg__free(b->tasks);
   sg__free(b->task_list);
   sg__free(b->event_launch);
@@ -265,13 +333,20 @@ static sg_status host_create(const sg__backend_args *args, void **state) {
   host_backend *b = sg__calloc(1, sizeof *b);
   if (!b) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
   b->exec = args->exec;
-  b->nodes = args->nodes;
   b->schedule = s;
   atomic_init(&b->tasks_out, 0);
   b->tasks = sg__calloc(streams, sizeof *b->tasks);
   b->task_list = sg__calloc(streams, sizeof *b->task_list);
   b->event_launch = sg__calloc(s->event_count ? s->event_count : 1, sizeof *b->event_launch);
-  int oom = !b->tasks || !b->task_list || !b->event_launch;
+  b->versions = sg__calloc(s->node_count ? s->node_count : 1, sizeof *b->versions);
+  b->params = sg__calloc(s->node_count ? s->node_count : 1, sizeof *b->params);
+  int oom = !b->tasks || !b->task_list || !b->event_launch || !b->versions || !b->params;
+  /* The backend's own parameters: streams never read args->nodes. A
+   * clone that fails owns nothing, and is not counted. */
+  while (!oom && b->params_made < s->node_count) {
+    oom = sg__node_clone(&args->nodes[b->params_made], &b->params[b->params_made]) != SG_OK;
+    if (!oom) b->params_made++;
+  }
   b->trace = args->trace;
   if (!oom && b->trace) {
     b->start_ns = sg__calloc(s->node_count ? s->node_count : 1, sizeof *b->start_ns);
@@ -391,46 +466,110 @@ static void check_gates(host_backend *b, const char *fn) {
   sg__mutex_lock(&b->lock);
 }
 
-static sg_status host_wait(void *state) {
+/* The backend's own index of the executable's launch `number`. */
+static uint64_t own_launch(const host_backend *b, uint64_t number) {
+  uint64_t k = number > b->number_offset ? number - b->number_offset : 0;
+  return k < b->launched ? k : b->launched;
+}
+
+static sg_status host_wait_launch(void *state, uint64_t number) {
   host_backend *b = state;
   sg__mutex_lock(&b->lock);
-  while (b->completed < b->launched) {
+  const uint64_t k = own_launch(b, number);
+  while (b->completed < k) {
     if (!b->gates) {
       sg__cond_wait(&b->changed, &b->lock);
     } else if (sg__cond_timedwait_ns(&b->changed, &b->lock, 10u * 1000 * 1000) == ETIMEDOUT) {
       check_gates(b, "sg_exec_wait");
     }
   }
+  collect_versions(b);
   sg__mutex_unlock(&b->lock);
   return SG_OK;
 }
 
-static sg_status host_query(void *state) {
+static sg_status host_query_launch(void *state, uint64_t number) {
   host_backend *b = state;
   sg__mutex_lock(&b->lock);
-  if (b->completed < b->launched) check_gates(b, "sg_exec_query");
-  int busy = b->completed < b->launched;
+  const uint64_t k = own_launch(b, number);
+  if (b->completed < k) check_gates(b, "sg_exec_query");
+  int busy = b->completed < k;
+  collect_versions(b);
   sg__mutex_unlock(&b->lock);
   return busy ? SG_NOT_READY : SG_OK;
 }
 
-/* Threads read node parameters while they run, so a change waits until the
- * launches in flight are done; it then applies to the next launch. */
+static sg_status host_wait(void *state) { return host_wait_launch(state, UINT64_MAX); }
+
+static sg_status host_query(void *state) { return host_query_launch(state, UINT64_MAX); }
+
+/* A deep copy of `fresh` for the backend, keeping the node's name when
+ * `fresh` has none (as the front end's nodes do: exec/backend.h). */
+static sg_status own_copy(const host_backend *b, uint32_t index, const sg__node *fresh,
+                          sg__node *out) {
+  const sg__node *current = b->versions[index] ? &b->versions[index]->node : &b->params[index];
+  sg_status st = sg__node_clone(fresh, out);
+  if (st) return st; /* a failed clone owns nothing */
+  if (!out->name && current->name && !(out->name = sg__strdup(current->name))) {
+    sg__node_free(out);
+    return SG_ERR_OUT_OF_MEMORY;
+  }
+  return SG_OK;
+}
+
+/* A change applies to the next launch; launches in flight keep what they
+ * were launched with: with launches in flight it becomes a version, else
+ * it replaces the node's params. A copy that staging runs (its route, ring
+ * or registration belongs to the node, not to a launch) is changed with the
+ * executable idle. */
 static sg_status host_update_node(void *state, uint32_t index, const sg__node *fresh,
                                   int *in_place) {
   host_backend *b = state;
   sg_status st = sg__host_check_node(fresh, index, "sg_exec_set");
   if (st) return st;
-  host_wait(b);
   *in_place = 0;
-  if (!b->staging || fresh->kind != SG__NODE_COPY) return SG_OK;
+  const int staged = b->staging && fresh->kind == SG__NODE_COPY;
+  if (staged) host_wait(b); /* idle from here: this thread alone launches */
+  sg__node own;
+  sg__mutex_lock(&b->lock);
+  collect_versions(b);
+  const int in_flight = b->completed < b->launched;
+  host_version *v = NULL;
+  st = own_copy(b, index, fresh, &own);
+  if (!st && in_flight && !(v = sg__calloc(1, sizeof *v))) {
+    sg__node_free(&own);
+    st = SG_ERR_OUT_OF_MEMORY;
+  }
+  sg__mutex_unlock(&b->lock);
+  if (st)
+    return sg__fail(st, "sg_exec_set: out of memory keeping the node's parameters%s",
+                    in_flight ? " beside those of the launches in flight" : "");
   /* The copy's route is decided again (graph mode: its ring); nothing runs,
    * so its other states can go. */
-  char where[SG__STAGING_LABEL_BYTES + 64], label[SG__STAGING_LABEL_BYTES];
-  sg__format(where, sizeof where, "sg_exec_set_copy: %s",
-             sg__staging_label(&b->nodes[index], index, label));
-  return sg__staging_update(b->staging, index, b->nodes[index].name, &fresh->u.copy,
+  if (staged) {
+    char where[SG__STAGING_LABEL_BYTES + 64], label[SG__STAGING_LABEL_BYTES];
+    sg__format(where, sizeof where, "sg_exec_set_copy: %s",
+               sg__staging_label(&own, index, label));
+    st = sg__staging_update(b->staging, index, own.name, &fresh->u.copy,
                             sg__staging_classify(b->staging->mem, &fresh->u.copy), 1, where);
+    if (st) {
+      sg__node_free(&own);
+      return st;
+    }
+  }
+  sg__mutex_lock(&b->lock);
+  if (v) {
+    v->first = b->launched + 1;
+    v->node = own;
+    v->older = b->versions[index];
+    if (!v->older) b->versioned++;
+    b->versions[index] = v;
+  } else {
+    sg__node_free(&b->params[index]);
+    b->params[index] = own;
+  }
+  sg__mutex_unlock(&b->lock);
+  return SG_OK;
 }
 
 static const sg__backend_ops host_ops = {
@@ -441,6 +580,8 @@ static const sg__backend_ops host_ops = {
     .launch = host_launch,
     .wait = host_wait,
     .query = host_query,
+    .wait_launch = host_wait_launch,
+    .query_launch = host_query_launch,
     .update_node = host_update_node,
 };
 

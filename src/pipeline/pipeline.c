@@ -14,7 +14,15 @@ void sg_pipeline_options_init(sg_pipeline_options *opts) {
   /* Three instances let one batch upload while one computes and one
    * downloads; the copy engines work in both directions at once. */
   opts->depth = 3;
+  /* One batch queued behind the running one per instance: the next launch
+   * is on the device before the running one ends, so the host's round trip
+   * (see the batch complete, bind, launch) is never between two batches. */
+  opts->queue = 2;
   sg_exec_options_init(&opts->exec);
+}
+
+sg__pipe_batch *sg__pipeline_batch(const sg_pipeline *p, uint64_t b) {
+  return &p->slots[b % p->depth].inflight[(b / p->depth) % p->queue];
 }
 
 static const char what[] = "pipeline";
@@ -69,6 +77,8 @@ static void release_instances(sg_pipeline *p, unsigned count) {
     s->set_up = 0;
     if (s->inst.exec) sg_exec_destroy(s->inst.exec);
     s->inst.exec = NULL;
+    sg__free(s->inflight);
+    s->inflight = NULL;
   }
 }
 
@@ -77,6 +87,8 @@ static sg_status make_instance(sg_pipeline *p, const sg_graph *graph, unsigned i
                                const char *fn) {
   sg__pipe_slot *s = &p->slots[i];
   s->inst.index = i;
+  s->inflight = sg__calloc(p->queue, sizeof *s->inflight);
+  if (!s->inflight) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
   sg_exec_options exec_options = p->options.exec;
   if (p->options.devices) exec_options.device = p->options.devices[i % p->options.device_count];
   sg_status st = sg_exec_create(graph, &exec_options, &s->inst.exec);
@@ -89,6 +101,9 @@ static sg_status make_instance(sg_pipeline *p, const sg_graph *graph, unsigned i
     sg__exec_stop_dump(s->inst.exec);
     p->dump = 1;
   }
+  /* Each batch waits for its own launch (graph mode marks launches only
+   * once asked: exec/exec.h). */
+  if (p->queue > 1) sg__exec_track_launches(s->inst.exec);
   if (p->options.setup) {
     int rc = p->options.setup(&s->inst, p->options.user_data);
     if (rc) return sg__fail(SG_ERR_CALLBACK, "%s: setup of instance %u returned %d", fn, i, rc);
@@ -108,6 +123,10 @@ sg_status sg_pipeline_create(const sg_graph *graph, const sg_pipeline_options *o
   if (o.depth < 1 || o.depth > SG_PIPELINE_MAX_DEPTH)
     return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: depth %u is out of range (1..%u)", __func__,
                     o.depth, SG_PIPELINE_MAX_DEPTH);
+  if (o.queue == 0) o.queue = 2; /* a caller's older, shorter options: the default */
+  if (o.queue > SG_PIPELINE_MAX_QUEUE)
+    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: queue %u is out of range (1..%u)", __func__,
+                    o.queue, SG_PIPELINE_MAX_QUEUE);
   if (!o.devices != !o.device_count)
     return sg__fail(SG_ERR_INVALID_ARGUMENT,
                     "%s: devices is %s but device_count is %u; give both or neither", __func__,
@@ -133,6 +152,7 @@ sg_status sg_pipeline_create(const sg_graph *graph, const sg_pipeline_options *o
   }
   p->options = o;
   p->depth = o.depth;
+  p->queue = o.queue;
   p->slots = slots;
   unsigned made = 0;
   for (; made < p->depth; made++) {
@@ -167,7 +187,8 @@ sg_status sg_pipeline_destroy(sg_pipeline *pipeline) {
   sg__format(message, sizeof message, "%s", sg_last_error());
   sg__handle_unregister(pipeline);
   if (pipeline->dump) sg__pipeline_dump(pipeline);
-  for (unsigned i = 0; i < pipeline->depth; i++) sg__nvtx_end(pipeline->slots[i].range);
+  for (uint64_t b = pipeline->next_report; b < pipeline->next_batch; b++)
+    sg__nvtx_end(sg__pipeline_batch(pipeline, b)->range);
   release_instances(pipeline, pipeline->depth);
   sg__free(pipeline->slots);
   sg__free(pipeline);
@@ -179,6 +200,7 @@ static sg_status get_stats(const sg_pipeline *p, sg_pipeline_stats *stats, const
   if (!stats) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: stats is NULL", fn);
   memset(stats, 0, sizeof *stats);
   stats->depth = p->depth;
+  stats->queue = p->queue;
   stats->submitted = p->next_batch;
   stats->reported = p->next_report;
   stats->waits = p->waits;

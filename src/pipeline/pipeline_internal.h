@@ -3,10 +3,11 @@
  *
  * Batch b always runs on instance b % depth, so the instance a batch needs is
  * known before it is submitted, and completions can be reported in batch
- * order by waiting on the instances in that same rotation. At most one batch
- * is in flight per instance: a batch is reported before its instance is
- * reused, which is what makes an instance's failure belong to exactly one
- * batch. */
+ * order by waiting on the instances in that same rotation. Up to `queue`
+ * batches are in flight per instance: each is one launch of the instance's
+ * executable, and the executable numbers its launches, so a batch waits for
+ * and is attributed exactly its own launch (sg_exec_wait_launch), and an
+ * instance's failure belongs to exactly one batch. */
 #ifndef SG_PIPELINE_PIPELINE_INTERNAL_H
 #define SG_PIPELINE_PIPELINE_INTERNAL_H
 
@@ -16,18 +17,24 @@
 #include "core/in_use.h"
 #include "streamgraph/pipeline.h"
 
+/* A batch in flight: submitted, not yet reported. */
+typedef struct sg__pipe_batch {
+  uint64_t launch;           /* its launch of the instance's executable; 0 when the launch
+                                itself failed (the failure is recorded at submit) */
+  void *data;                /* its user data */
+  uint64_t range;            /* its NVTX range (submit to report), or 0 */
+} sg__pipe_batch;
+
 typedef struct sg__pipe_slot {
   sg_pipeline_instance inst;
   int set_up;                /* setup succeeded: teardown is owed */
-  int busy;                  /* a batch is in flight and not yet reported */
-  uint64_t batch;            /* that batch */
-  void *batch_data;          /* its user data */
-  uint64_t range;            /* its NVTX range (submit to report), or 0 */
+  sg__pipe_batch *inflight;  /* `queue` entries: batch b at (b / depth) % queue */
 } sg__pipe_slot;
 
 struct sg_pipeline {
-  sg_pipeline_options options; /* as resolved: depth >= 1, exec.max_streams > 0 */
+  sg_pipeline_options options; /* as resolved: depth >= 1, queue >= 1, exec.max_streams > 0 */
   unsigned depth;
+  unsigned queue;              /* batches in flight per instance */
   sg__pipe_slot *slots;        /* depth of them */
   uint64_t next_batch;         /* index the next accepted batch gets */
   uint64_t next_report;        /* oldest batch not yet reported */
@@ -45,6 +52,9 @@ struct sg_pipeline {
   sg_status fail_status;
   char fail_message[SG_ERROR_MESSAGE_BYTES];
 };
+
+/* Where batch b is kept while in flight. */
+sg__pipe_batch *sg__pipeline_batch(const sg_pipeline *p, uint64_t b);
 
 /* Records that `batch` (on `instance`) failed with `status`; the cause is
  * this thread's current message. Keeps the earliest failing batch. */

@@ -41,18 +41,23 @@ int sg__pipeline_report_until(sg_pipeline *p, uint64_t end, int blocking) {
   while (p->next_report < end) {
     uint64_t b = p->next_report;
     sg__pipe_slot *s = &p->slots[b % p->depth];
+    const sg__pipe_batch *q = sg__pipeline_batch(p, b);
     /* Even a batch that will be reported as stopped is waited for: its
-     * work may still write the caller's buffers. */
-    sg_status st = blocking ? sg_exec_wait(s->inst.exec) : sg_exec_query(s->inst.exec);
+     * work may still write the caller's buffers. A batch waits for its own
+     * launch only; one whose launch failed half-way, for whatever of it
+     * was enqueued (everything the instance has). */
+    sg_exec *e = s->inst.exec;
+    sg_status st = q->launch ? (blocking ? sg_exec_wait_launch(e, q->launch)
+                                         : sg_exec_query_launch(e, q->launch))
+                             : (blocking ? sg_exec_wait(e) : sg_exec_query(e));
     if (st == SG_NOT_READY) return 0;
     st = batch_status(p, b, s->inst.index, st);
-    s->busy = 0;
-    sg__nvtx_end(s->range);
-    s->range = 0;
+    sg__nvtx_end(q->range);
+    sg__pipeline_batch(p, b)->range = 0;
     p->next_report = b + 1;
     if (p->options.on_complete) {
       p->in_callback = 1;
-      p->options.on_complete(b, st, s->batch_data, p->options.user_data);
+      p->options.on_complete(b, st, q->data, p->options.user_data);
       p->in_callback = 0;
     }
   }

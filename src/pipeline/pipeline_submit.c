@@ -1,10 +1,58 @@
 /* Pipelines: accepting a batch. Back-pressure (wait for, or refuse on, the
- * instance the batch needs), binding it, launching it. */
+ * oldest batch of the instance the batch needs when `queue` batches are
+ * already in flight there), binding it, launching it. */
 #include <inttypes.h>
 
 #include "core/nvtx.h"
 #include "exec/exec.h"
 #include "pipeline/pipeline_internal.h"
+
+/* The batch that must be reported before batch b may be submitted: the one
+ * `queue` places before it on the same instance. A bind callback may touch
+ * whatever the instance's earlier batches use (its buffers, its data): it
+ * runs with the instance idle, as documented, so with a callback batches do
+ * not queue behind each other. */
+static int needs_room(const sg_pipeline *p, uint64_t b, uint64_t *oldest) {
+  uint64_t span = (uint64_t)(p->options.bind ? 1 : p->queue) * p->depth;
+  if (b < span || p->next_report > b - span) return 0;
+  *oldest = b - span;
+  return 1;
+}
+
+/* The instance refused batch b (a bind, or the launch: SG_ERR_EXEC_FAILED)
+ * because one of its batches still in flight has failed since. That batch
+ * is found among the instance's own (waiting for them alone: every launch
+ * of a failed executable ends, and the others' batches may be held by the
+ * caller), the pipeline stops at it, and b is refused with the stop's
+ * message. Should no batch in flight own the failure, b is accepted as the
+ * failed batch: the instance can run nothing more either way. */
+static sg_status earlier_failure(sg_pipeline *p, uint64_t b, void *data, uint64_t *index,
+                                 sg_status st, const char *fn) {
+  char cause[SG_ERROR_MESSAGE_BYTES];
+  sg__format(cause, sizeof cause, "%s", sg_last_error());
+  const unsigned instance = (unsigned)(b % p->depth);
+  sg_exec *e = p->slots[instance].inst.exec;
+  for (uint64_t j = instance; j < b; j += p->depth) {
+    if (j < p->next_report) continue;
+    const sg__pipe_batch *q = sg__pipeline_batch(p, j);
+    if (!q->launch) continue; /* its launch failed at submit: the pipeline stopped then */
+    sg_status got = sg_exec_wait_launch(e, q->launch);
+    if (got != SG_OK && got != SG_ERR_EXEC_FAILED) {
+      sg__pipeline_stop(p, j, instance, got);
+      break;
+    }
+  }
+  if (!p->stopped) {
+    sg__pipe_batch *q = sg__pipeline_batch(p, b);
+    q->launch = 0;
+    q->data = data;
+    p->next_batch = b + 1;
+    if (index) *index = b;
+    sg__fail(st, "%s", cause);
+    sg__pipeline_stop(p, b, instance, st);
+  }
+  return sg__pipeline_stopped_error(p, fn);
+}
 
 static sg_status submit(sg_pipeline *p, const sg_pipeline_batch *batch, uint64_t *index,
                         int blocking, const char *fn) {
@@ -14,22 +62,23 @@ static sg_status submit(sg_pipeline *p, const sg_pipeline_batch *batch, uint64_t
                     batch->bind_count);
   if (p->stopped) return sg__pipeline_stopped_error(p, fn);
 
-  uint64_t b = p->next_batch;
+  uint64_t b = p->next_batch, oldest;
   sg__pipe_slot *s = &p->slots[b % p->depth];
   /* Report whatever has finished, so that completions stay timely even
-   * when the instance is free; with every instance busy, the instance this
-   * batch needs holds the oldest batch in flight, so this is also the
-   * non-blocking check of back-pressure. */
+   * when the instance has room; with every place taken, the batch to make
+   * room for is the oldest in flight, so this is also the non-blocking
+   * check of back-pressure. */
   sg__pipeline_report_until(p, b, 0);
-  if (s->busy && !p->stopped) {
+  if (!p->stopped && needs_room(p, b, &oldest)) {
     if (!blocking) {
       p->would_block++;
       return sg__fail(SG_ERR_WOULD_BLOCK,
-                      "%s: instance %u still runs batch %" PRIu64 "; batch %" PRIu64 " needs it",
-                      fn, s->inst.index, s->batch, b);
+                      "%s: instance %u still runs batch %" PRIu64 " (%u batch(es) in flight, "
+                      "the most per instance); batch %" PRIu64 " needs it",
+                      fn, s->inst.index, oldest, p->options.bind ? 1 : p->queue, b);
     }
     p->waits++;
-    sg__pipeline_report_until(p, s->batch + 1, 1);
+    sg__pipeline_report_until(p, oldest + 1, 1);
   }
   if (p->stopped) return sg__pipeline_stopped_error(p, fn);
 
@@ -38,7 +87,7 @@ static sg_status submit(sg_pipeline *p, const sg_pipeline_batch *batch, uint64_t
     char context[96];
     sg__format(context, sizeof context, "%s: batch %" PRIu64, fn, b);
     if ((st = sg__pipeline_apply_binds(s->inst.exec, batch->binds, batch->bind_count, context)))
-      return st;
+      return st == SG_ERR_EXEC_FAILED ? earlier_failure(p, b, data, index, st, fn) : st;
   }
   if (p->options.bind) {
     p->in_callback = 1;
@@ -51,12 +100,13 @@ static sg_status submit(sg_pipeline *p, const sg_pipeline_batch *batch, uint64_t
 
   sg__exec_label_next(s->inst.exec, b); /* its trace calls the launch "batch b" */
   st = sg_exec_launch(s->inst.exec, NULL);
+  if (st == SG_ERR_EXEC_FAILED) return earlier_failure(p, b, data, index, st, fn);
   /* Accepted either way: a batch whose launch failed is a failed batch,
    * reported in its turn like any other. */
-  s->busy = 1;
-  s->batch = b;
-  s->batch_data = data;
-  s->range = sg__nvtx_active() ? sg__nvtx_start(SG__NVTX_BATCH, "batch %" PRIu64 " (instance %u)",
+  sg__pipe_batch *q = sg__pipeline_batch(p, b);
+  q->launch = st ? 0 : sg__exec_launch_count(s->inst.exec);
+  q->data = data;
+  q->range = sg__nvtx_active() ? sg__nvtx_start(SG__NVTX_BATCH, "batch %" PRIu64 " (instance %u)",
                                                b, s->inst.index)
                                : 0;
   p->next_batch = b + 1;

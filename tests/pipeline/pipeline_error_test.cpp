@@ -19,14 +19,14 @@ bool contains(const std::string &text, const std::string &part) {
   return text.find(part) != std::string::npos;
 }
 
-// depth, failing batch, mode
-using Param = std::tuple<unsigned, unsigned, sg_exec_mode>;
+// depth, queue, failing batch, mode
+using Param = std::tuple<unsigned, unsigned, unsigned, sg_exec_mode>;
 
 class PipelineError : public ::testing::TestWithParam<Param> {};
 
 TEST_P(PipelineError, StopsCleanlyAtTheFailingBatch) {
   sgtest::LeakCheck leaks;
-  auto [depth, k, mode] = GetParam();
+  auto [depth, queue, k, mode] = GetParam();
   const unsigned count = 11;
   const size_t n = 97;
   Chain chain(SG_BACKEND_HOST, n, true);
@@ -37,6 +37,7 @@ TEST_P(PipelineError, StopsCleanlyAtTheFailingBatch) {
   ctx.chain = &chain;
   ctx.rec.batches = &batches;
   sg_pipeline_options o = pipetest::chain_options(&ctx, depth, mode);
+  o.queue = queue;
   sg_pipeline *p = nullptr;
   SG_ASSERT_OK(sg_pipeline_create(chain.g, &o, &p));
 
@@ -52,9 +53,10 @@ TEST_P(PipelineError, StopsCleanlyAtTheFailingBatch) {
     ASSERT_EQ(st, SG_OK) << sg_last_error();
     accepted++;
   }
-  // The failure is found at the latest when batch k's instance is needed.
+  // The failure is found at the latest when batch k's place on its instance
+  // is needed again (queue batches per instance).
   EXPECT_GE(accepted, k + 1);
-  EXPECT_LE(accepted, std::min(count, k + depth));
+  EXPECT_LE(accepted, std::min(count, k + depth * queue));
 
   EXPECT_EQ(sg_pipeline_drain(p), SG_ERR_STOPPED);
   std::string msg = sg_last_error();
@@ -108,12 +110,14 @@ TEST_P(PipelineError, StopsCleanlyAtTheFailingBatch) {
 
 INSTANTIATE_TEST_SUITE_P(
     DepthsAndPlaces, PipelineError,
-    ::testing::Combine(::testing::Values(1u, 2u, 3u, 4u), ::testing::Values(0u, 5u, 10u),
+    ::testing::Combine(::testing::Values(1u, 2u, 3u, 4u), ::testing::Values(1u, 2u, 3u),
+                       ::testing::Values(0u, 5u, 10u),
                        ::testing::Values(SG_MODE_STREAMS, SG_MODE_GRAPH)),
     [](const ::testing::TestParamInfo<Param> &info) {
-      return "depth" + std::to_string(std::get<0>(info.param)) + "_fail" +
-             std::to_string(std::get<1>(info.param)) +
-             (std::get<2>(info.param) == SG_MODE_GRAPH ? "_graph" : "_streams");
+      return "depth" + std::to_string(std::get<0>(info.param)) + "_queue" +
+             std::to_string(std::get<1>(info.param)) + "_fail" +
+             std::to_string(std::get<2>(info.param)) +
+             (std::get<3>(info.param) == SG_MODE_GRAPH ? "_graph" : "_streams");
     });
 
 // Stopped with batches still in flight, then destroyed without a drain: no

@@ -37,10 +37,13 @@ struct GateGraph {
   }
 };
 
+// queue 1: a batch is launched once its instance is idle (the queue-ahead
+// tests are in pipeline_queue_test.cpp).
 sg_pipeline_options gate_options(unsigned depth, Reports *reports) {
   sg_pipeline_options o;
   sg_pipeline_options_init(&o);
   o.depth = depth;
+  o.queue = 1;
   o.exec.backend = SG_BACKEND_HOST;
   o.on_complete = on_complete;
   o.user_data = reports;

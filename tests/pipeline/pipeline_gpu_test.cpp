@@ -27,15 +27,15 @@ bool contains(const std::string &text, const std::string &part) {
   return text.find(part) != std::string::npos;
 }
 
-// depth, mode, pinned
-using Param = std::tuple<unsigned, sg_exec_mode, bool>;
+// depth, mode, pinned, queue
+using Param = std::tuple<unsigned, sg_exec_mode, bool, unsigned>;
 
 class PipelineGpu : public ::testing::TestWithParam<Param> {};
 
 TEST_P(PipelineGpu, OutputsEqualReference) {
   SKIP_WITHOUT_GPU();
   sgtest::LeakCheck leaks;
-  auto [depth, mode, pinned] = GetParam();
+  auto [depth, mode, pinned, queue] = GetParam();
   const size_t n = (1u << 18) + 3; // a little over 1 MiB: several blocks, odd tail
   const unsigned count = 13;
   Chain chain(SG_BACKEND_CUDA, n, false, pinned);
@@ -45,6 +45,7 @@ TEST_P(PipelineGpu, OutputsEqualReference) {
   ctx.chain = &chain;
   ctx.rec.batches = &batches;
   sg_pipeline_options o = pipetest::chain_options(&ctx, depth, mode);
+  o.queue = queue;
   // Pageable copies are staged through pinned chunks of a pool of this
   // test's own (the default pool lives as long as the process, which the
   // leak check would see).
@@ -98,11 +99,12 @@ INSTANTIATE_TEST_SUITE_P(
     DepthsModesMemory, PipelineGpu,
     ::testing::Combine(::testing::Values(1u, 2u, 3u, 4u),
                        ::testing::Values(SG_MODE_STREAMS, SG_MODE_GRAPH),
-                       ::testing::Values(false, true)),
+                       ::testing::Values(false, true), ::testing::Values(1u, 2u, 4u)),
     [](const ::testing::TestParamInfo<Param> &info) {
       return "depth" + std::to_string(std::get<0>(info.param)) +
              (std::get<1>(info.param) == SG_MODE_GRAPH ? "_graph" : "_streams") +
-             (std::get<2>(info.param) ? "_pinned" : "_pageable");
+             (std::get<2>(info.param) ? "_pinned" : "_pageable") + "_queue" +
+             std::to_string(std::get<3>(info.param));
     });
 
 // Pageable batch buffers under the policies that take the driver's own path
@@ -164,13 +166,16 @@ INSTANTIATE_TEST_SUITE_P(
              (std::get<1>(info.param) == SG_STAGING_NONE ? "_none" : "_auto");
     });
 
-class PipelineGpuError : public ::testing::TestWithParam<sg_exec_mode> {};
+// mode, queue
+using ErrorParam = std::tuple<sg_exec_mode, unsigned>;
+class PipelineGpuError : public ::testing::TestWithParam<ErrorParam> {};
 
 TEST_P(PipelineGpuError, HostNodeFailingOnBatchK) {
   SKIP_WITHOUT_GPU();
   sgtest::LeakCheck leaks;
   const size_t n = 1u << 16;
   const unsigned count = 12, k = 4, depth = 3;
+  const auto [mode, queue] = GetParam();
   Chain chain(SG_BACKEND_CUDA, n, true, true);
   pipetest::Batches set(chain, count, [&](unsigned i) { return true; });
   std::vector<Batch *> &batches = set.list;
@@ -178,7 +183,8 @@ TEST_P(PipelineGpuError, HostNodeFailingOnBatchK) {
   Ctx ctx;
   ctx.chain = &chain;
   ctx.rec.batches = &batches;
-  sg_pipeline_options o = pipetest::chain_options(&ctx, depth, GetParam());
+  sg_pipeline_options o = pipetest::chain_options(&ctx, depth, mode);
+  o.queue = queue;
   sg_pipeline *p = nullptr;
   SG_ASSERT_OK(sg_pipeline_create(chain.g, &o, &p));
   unsigned accepted = 0;
@@ -190,7 +196,7 @@ TEST_P(PipelineGpuError, HostNodeFailingOnBatchK) {
     accepted++;
   }
   EXPECT_GE(accepted, k + 1);
-  EXPECT_LE(accepted, k + depth);
+  EXPECT_LE(accepted, k + depth * queue);
   EXPECT_EQ(sg_pipeline_drain(p), SG_ERR_STOPPED);
   EXPECT_TRUE(contains(sg_last_error(), "batch 4")) << sg_last_error();
   EXPECT_TRUE(contains(sg_last_error(), "'check'")) << sg_last_error();
@@ -213,10 +219,14 @@ TEST_P(PipelineGpuError, HostNodeFailingOnBatchK) {
   EXPECT_EQ(ctx.counters.teardowns, static_cast<int>(depth));
 }
 
-INSTANTIATE_TEST_SUITE_P(Modes, PipelineGpuError,
-                         ::testing::Values(SG_MODE_STREAMS, SG_MODE_GRAPH),
-                         [](const ::testing::TestParamInfo<sg_exec_mode> &info) {
-                           return std::string(info.param == SG_MODE_GRAPH ? "graph" : "streams");
+INSTANTIATE_TEST_SUITE_P(ModesQueues, PipelineGpuError,
+                         ::testing::Combine(::testing::Values(SG_MODE_STREAMS, SG_MODE_GRAPH),
+                                            ::testing::Values(1u, 2u, 4u)),
+                         [](const ::testing::TestParamInfo<ErrorParam> &info) {
+                           return std::string(std::get<0>(info.param) == SG_MODE_GRAPH
+                                                  ? "graph"
+                                                  : "streams") +
+                                  "_queue" + std::to_string(std::get<1>(info.param));
                          });
 
 using pipetest::Gate;
@@ -234,6 +244,7 @@ TEST(PipelineGpuFlow, BackPressureAndDestroyInFlight) {
   sg_pipeline_options o;
   sg_pipeline_options_init(&o);
   o.depth = 2;
+  o.queue = 1; // batch 2 waits for batch 0 (queue-ahead: PipelineGpuQueue)
   o.exec.backend = SG_BACKEND_CUDA;
   sg_pipeline *p = nullptr;
   SG_ASSERT_OK(sg_pipeline_create(g, &o, &p));

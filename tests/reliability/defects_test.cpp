@@ -622,4 +622,87 @@ TEST(Issue12Item4, CallbackWaitingOnItsOwnPipelineGetsAnError) {
   SG_EXPECT_OK(sg_pipeline_destroy(p));
 }
 
+// ---- defect 10: a node rebound while a queued-ahead launch runs it --------
+
+// A kernel twin that says it started, is held until released, then logs the
+// value argument it was launched with.
+struct HeldTwin {
+  std::mutex m;
+  std::condition_variable cv;
+  bool started = false, open = false;
+  std::vector<uint32_t> seen;
+};
+
+void twin_held(const sg_kernel_launch *, void *const *args) {
+  HeldTwin *h = *static_cast<HeldTwin *const *>(args[0]);
+  std::unique_lock<std::mutex> l(h->m);
+  h->started = true;
+  h->cv.notify_all();
+  h->cv.wait(l, [h] { return h->open; });
+  uint32_t value;
+  std::memcpy(&value, args[1], sizeof value);
+  h->seen.push_back(value);
+}
+
+sg_kernel_desc held_kernel(HeldTwin **held, uint32_t *value, void **args, size_t *sizes) {
+  args[0] = held;
+  args[1] = value;
+  sizes[0] = sizeof *held;
+  sizes[1] = sizeof *value;
+  sg_kernel_desc k{};
+  k.grid = {1, 1, 1};
+  k.block = {1, 1, 1};
+  k.args = args;
+  k.arg_sizes = sizes;
+  k.arg_count = 2;
+  k.host_twin = twin_held;
+  k.name = "held";
+  return k;
+}
+
+// The host backend ran a node without parameter versions from the
+// executable's snapshot, outside its lock; sg_exec_set_* on a launch queued
+// behind it replaced the snapshot's node in place (and recycled its argument
+// block), so the running twin read the next batch's arguments.
+TEST(Defect10, KernelRunningWhileItsNodeIsReboundKeepsItsArguments) {
+  for (sg_exec_mode mode : {SG_MODE_STREAMS, SG_MODE_GRAPH}) {
+    SCOPED_TRACE(mode == SG_MODE_GRAPH ? "graph mode" : "streams mode");
+    sgtest::LeakCheck leaks;
+    HeldTwin held;
+    HeldTwin *hp = &held;
+    uint32_t value = 1;
+    void *args[2];
+    size_t sizes[2];
+    sgtest::Graph g;
+    sg_kernel_desc k = held_kernel(&hp, &value, args, sizes);
+    sg_node node;
+    SG_ASSERT_OK(sg_graph_add_kernel(g, &k, nullptr, 0, &node));
+    sg_exec_options o = sgtest::host_options();
+    o.mode = mode;
+    sgtest::Exec e;
+    SG_ASSERT_OK(sg_exec_create(g, &o, &e.e));
+    SG_ASSERT_OK(sg_exec_launch(e, nullptr));
+    {
+      std::unique_lock<std::mutex> l(held.m);
+      ASSERT_TRUE(held.cv.wait_for(l, std::chrono::seconds(30), [&] { return held.started; }))
+          << "launch 1 never started";
+    }
+    // Launch 1 is inside its twin, with the arguments it was launched with.
+    for (uint32_t v = 2; v <= 4; v++) {
+      value = v;
+      k = held_kernel(&hp, &value, args, sizes);
+      SG_ASSERT_OK(sg_exec_set_kernel(e, node, &k));
+      SG_ASSERT_OK(sg_exec_launch(e, nullptr));
+    }
+    {
+      std::lock_guard<std::mutex> l(held.m);
+      held.open = true;
+      held.cv.notify_all();
+    }
+    SG_ASSERT_OK(sg_exec_wait(e));
+    EXPECT_EQ(held.seen, (std::vector<uint32_t>{1, 2, 3, 4}))
+        << "a launch ran with parameters set after it was made";
+  }
+}
+
 }  // namespace

@@ -1,0 +1,151 @@
+/* Where each launch ends, so that one launch can be waited for while later
+ * ones are queued behind it (streamgraph/exec.h, "Queuing ahead").
+ *
+ * Launches of one executable end in order (streams mode joins every
+ * stream into home, cuda_exec.h, before the next launch starts there; CUDA
+ * orders launches of one instantiated graph), so "launch L has ended" means
+ * "every launch up to L has". Launch L's end is an event, marks[L % R] with
+ * R = SG_EXEC_TRACKED_LAUNCHES, made on the executable's device and
+ * recorded where the launch ends: home in streams mode, where every stream
+ * joins anyway (no extra call); the caller's stream for a graph launched
+ * there (recorded anyway, for waits); and home for a graph launched there
+ * only once launches are tracked (one event record per launch, which a
+ * plain launch loop does not pay). A launch without a mark ends with the
+ * next marked one, or with home.
+ *
+ * The ring is reused: launch L + R takes launch L's mark. A launch older
+ * than the last R is waited for through the oldest mark left (a later
+ * launch, so it may wait a little longer, never less). */
+#include "core/error.h"
+#include "core/sys.h"
+#include "cuda/cuda_call.h"
+#include "cuda/cuda_exec.h"
+
+#define RING SG_EXEC_TRACKED_LAUNCHES
+
+cudaError_t sg__cuda_mark_launch(sg__cuda_state *b, cudaStream_t stream, uint64_t launch,
+                                 const char **call) {
+  const uint32_t i = (uint32_t)(launch % RING);
+  cudaError_t err = cudaSuccess;
+  if (!b->marks[i]) {
+    *call = "cudaEventCreateWithFlags (launch mark)";
+    err = SG_CUDA(cudaEventCreateWithFlags(&b->marks[i], cudaEventDisableTiming));
+    if (err != cudaSuccess) {
+      b->marks[i] = NULL;
+      return err;
+    }
+  }
+  *call = "cudaEventRecord (end of the launch)";
+  err = SG_CUDA(cudaEventRecord(b->marks[i], stream));
+  /* A failed record leaves the slot naming no launch: waits fall back to
+   * a later mark or to the streams. */
+  b->marked[i] = err == cudaSuccess ? launch : 0;
+  return err;
+}
+
+cudaEvent_t sg__cuda_mark_at_or_after(const sg__cuda_state *b, uint64_t launch,
+                                      uint64_t *marked_launch) {
+  uint64_t from = launch, oldest = b->launches >= RING ? b->launches - RING + 1 : 1;
+  if (from < oldest) from = oldest;
+  for (uint64_t l = from; l <= b->launches; l++) {
+    const uint32_t i = (uint32_t)(l % RING);
+    if (b->marks[i] && b->marked[i] == l) {
+      *marked_launch = l;
+      return b->marks[i];
+    }
+  }
+  return NULL;
+}
+
+void sg__cuda_drain(sg__cuda_state *b) {
+  for (uint32_t i = 0; b->streams && i < b->stream_count; i++)
+    if (b->streams[i]) cudaStreamSynchronize(b->streams[i]);
+  sg__cuda_devices_drain(&b->dev);
+  for (uint32_t i = 0; i < RING; i++)
+    if (b->marks[i] && b->marked[i]) cudaEventSynchronize(b->marks[i]);
+  cudaGetLastError();
+}
+
+void sg__cuda_marks_free(sg__cuda_state *b) {
+  for (uint32_t i = 0; i < RING; i++) {
+    if (b->marks[i]) cudaEventDestroy(b->marks[i]);
+    b->marks[i] = NULL;
+    b->marked[i] = 0;
+  }
+}
+
+/* Launches up to `launch` have ended: payloads no later launch can run are
+ * freed; once every launch has, staging settles its rings and the traced
+ * launches' times are read back. */
+static void ended(sg__cuda_state *b, uint64_t launch, const char *fn) {
+  if (launch > b->finished) b->finished = launch;
+  sg__cuda_work_reap(b, b->finished);
+  if (b->finished >= b->launches) {
+    b->interrupted = 0;
+    sg__staging_settle(b->staging); /* staging: rings of ended copies are back in the pool */
+    sg__cuda_collect_trace(b, fn);
+  }
+}
+
+/* cudaSuccess when done, cudaErrorNotReady while running, else the error. */
+static cudaError_t sync_stream(cudaStream_t s, int blocking) {
+  return blocking ? SG_CUDA(cudaStreamSynchronize(s)) : SG_CUDA(cudaStreamQuery(s));
+}
+
+static cudaError_t sync_event(cudaEvent_t e, int blocking) {
+  return blocking ? SG_CUDA(cudaEventSynchronize(e)) : SG_CUDA(cudaEventQuery(e));
+}
+
+sg_status sg__cuda_wait_through(sg__cuda_state *b, uint64_t launch, int blocking,
+                                const char *fn) {
+  if (launch > b->launches) launch = b->launches;
+  if (launch <= b->finished && !b->interrupted) {
+    ended(b, b->finished, fn);
+    return SG_OK;
+  }
+  /* Streams and events carry their device: no need to make it current,
+   * which also keeps a sticky error from failing the wait before it can
+   * be recorded on the executable. */
+  cudaError_t err = cudaSuccess;
+  const char *call = blocking ? "cudaStreamSynchronize" : "cudaStreamQuery";
+  uint64_t through = launch;
+  if (b->interrupted) {
+    /* A launch stopped half-way: some streams hold work no mark covers. */
+    for (uint32_t i = 0; i < b->stream_count && err == cudaSuccess; i++)
+      err = sync_stream(b->streams[i], blocking);
+    for (uint32_t i = 0; b->dev.stream && i < b->dev.count && err == cudaSuccess; i++)
+      err = sync_stream(b->dev.stream[i], blocking);
+    through = b->launches;
+  }
+  if (err == cudaSuccess && launch > b->finished) {
+    uint64_t at = 0;
+    cudaEvent_t mark = sg__cuda_mark_at_or_after(b, launch, &at);
+    if (mark) {
+      call = blocking ? "cudaEventSynchronize" : "cudaEventQuery";
+      err = sync_event(mark, blocking);
+      if (at > through) through = at;
+    } else {
+      /* Graphs launched unmarked into home: it holds them all. */
+      err = sync_stream(b->home, blocking);
+      through = b->launches;
+    }
+  }
+  if (err == cudaErrorNotReady) {
+    cudaGetLastError();
+    return SG_NOT_READY;
+  }
+  if (err != cudaSuccess) {
+    /* Sticky errors name no kernel: the failure belongs to the oldest
+     * launch not yet seen ended. Everything is drained: nothing more can
+     * be learnt per launch. */
+    const uint64_t culprit = b->finished + 1;
+    char msg[SG_ERROR_MESSAGE_BYTES], where[96];
+    sg__format(where, sizeof where, "%s: launch %llu", fn, (unsigned long long)culprit);
+    sg__cuda_format(msg, sizeof msg, err, call, where);
+    sg__exec_fail_launch(b->exec, culprit, SG_ERR_CUDA, "%s", msg);
+    sg__cuda_drain(b);
+    through = b->launches;
+  }
+  ended(b, through, fn);
+  return SG_OK;
+}
