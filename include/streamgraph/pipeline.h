@@ -249,9 +249,12 @@ typedef struct sg_pipeline_batch {
 
 /* Submits the next batch (`batch` may be NULL: no binds). Waits first, if
  * needed, until the batch's instance has room (fewer than `queue` batches in
- * flight), reporting completions on the way. Sets *index (may be NULL) to the batch's index, 0, 1, 2... once the
- * batch is accepted. SG_ERR_STOPPED when the pipeline has stopped (now or
- * before; the message names the failing batch). Other errors (a bad bind,
+ * flight), reporting completions on the way. Sets *index (may be NULL) to
+ * the batch's index, 0, 1, 2... once the batch is accepted. SG_ERR_STOPPED
+ * when the pipeline has stopped (now or before; the message names the
+ * failing batch); a submit that finds the failure reports first, in order,
+ * the batches that have ended (the failing one, once those before it are
+ * done). Other errors (a bad bind,
  * a failing bind callback) refuse this batch only: nothing was launched and
  * its index is given to the next batch, but some of its binds may already be
  * applied to the instance it would have used. */

@@ -51,6 +51,10 @@ static sg_status earlier_failure(sg_pipeline *p, uint64_t b, void *data, uint64_
     sg__fail(st, "%s", cause);
     sg__pipeline_stop(p, b, instance, st);
   }
+  /* What has ended is reported now, in order, as when back-pressure finds
+   * the failure: the failed batch before the refusal naming it, whenever
+   * the batches before it are done (not waited for: see above). */
+  sg__pipeline_report_until(p, p->next_batch, 0);
   return sg__pipeline_stopped_error(p, fn);
 }
 

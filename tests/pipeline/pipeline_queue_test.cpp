@@ -47,28 +47,41 @@ int probe_fn(void *p) {
   return probe->fail ? 9 : 0;
 }
 
-// probe -> copy (src -> dst) -> reader, which logs dst[0] + 1000.
+// What a reader logs: its copy's destination, dst[0] + 1000.
+struct Reader {
+  const uint32_t *dst = nullptr;
+  Log *log = nullptr;
+};
+
+int reader_fn(void *p) {
+  auto *r = static_cast<Reader *>(p);
+  r->log->add(1000 + static_cast<int>(r->dst[0]));
+  return 0;
+}
+
+// probe -> copy (src -> dst) -> reader, which logs dst[0] + 1000. A
+// pipeline's instances run at the same time, so each gets a destination
+// and a reader of its own (lanes, bound by pipeline_setup).
 struct ProbeGraph {
+  static constexpr unsigned kLanes = 4;
   sgtest::Graph g;
   sg_node probe{}, copy{}, reader{};
   Probe tmpl;
   Log log;
   uint32_t src_a[4] = {1, 0, 0, 0}, src_b[4] = {2, 0, 0, 0}, src_c[4] = {3, 0, 0, 0};
   uint32_t dst[4] = {0, 0, 0, 0};
-  Probe reader_data;
+  Reader reader_data;
+  uint32_t lane_dst[kLanes][4] = {};
+  Reader lane_reader[kLanes];
   ProbeGraph() {
     tmpl.log = &log;
     sg_host_desc h = {probe_fn, &tmpl, "probe"};
     EXPECT_EQ(sg_graph_add_host(g, &h, nullptr, 0, &probe), SG_OK) << sg_last_error();
     sg_copy_desc c = {dst, src_a, sizeof dst, SG_COPY_AUTO, "copy"};
     EXPECT_EQ(sg_graph_add_copy(g, &c, &probe, 1, &copy), SG_OK) << sg_last_error();
-    reader_data.log = &log;
-    sg_host_desc r = {[](void *p) {
-                        auto *d = static_cast<ProbeGraph *>(p);
-                        d->log.add(1000 + static_cast<int>(d->dst[0]));
-                        return 0;
-                      },
-                      this, "reader"};
+    reader_data = Reader{dst, &log};
+    for (unsigned i = 0; i < kLanes; i++) lane_reader[i] = Reader{lane_dst[i], &log};
+    sg_host_desc r = {reader_fn, &reader_data, "reader"};
     EXPECT_EQ(sg_graph_add_host(g, &r, &copy, 1, &reader), SG_OK) << sg_last_error();
   }
 };
@@ -190,6 +203,7 @@ TEST(ExecQueueWindow, LaunchesBeyondTheTrackedWindow) {
 // ---- pipelines --------------------------------------------------------------
 
 struct Reports {
+  ProbeGraph *graph = nullptr; // whose lanes the instances use
   std::vector<uint64_t> order;
   std::vector<sg_status> status;
   std::vector<std::string> messages;
@@ -202,13 +216,27 @@ void on_complete(uint64_t batch, sg_status st, void *, void *user) {
   r->messages.push_back(st ? sg_last_error() : "");
 }
 
-sg_pipeline_options probe_options(unsigned depth, unsigned queue, Reports *reports) {
+// Instance i copies into lane i and its reader reads that lane.
+int pipeline_setup(sg_pipeline_instance *inst, void *user) {
+  ProbeGraph *pg = static_cast<Reports *>(user)->graph;
+  if (inst->index >= ProbeGraph::kLanes) return 1;
+  sg_pipeline_bind binds[] = {
+      sg_bind_copy_dst(pg->copy, pg->lane_dst[inst->index]),
+      sg_bind_host_data(pg->reader, &pg->lane_reader[inst->index]),
+  };
+  return sg_pipeline_instance_bind(inst, binds, 2) == SG_OK ? 0 : 2;
+}
+
+sg_pipeline_options probe_options(ProbeGraph &pg, unsigned depth, unsigned queue,
+                                  Reports *reports) {
+  reports->graph = &pg;
   sg_pipeline_options o;
   sg_pipeline_options_init(&o);
   o.depth = depth;
   o.queue = queue;
   o.exec.backend = SG_BACKEND_HOST;
   o.on_complete = on_complete;
+  o.setup = pipeline_setup;
   o.user_data = reports;
   return o;
 }
@@ -227,7 +255,7 @@ TEST(PipelineQueue, SecondBatchIsQueuedWithoutWaiting) {
   sgtest::LeakCheck leaks;
   ProbeGraph pg;
   Reports reports;
-  sg_pipeline_options o = probe_options(1, 2, &reports);
+  sg_pipeline_options o = probe_options(pg, 1, 2, &reports);
   sg_pipeline *p = nullptr;
   SG_ASSERT_OK(sg_pipeline_create(pg.g, &o, &p));
   Gate hold;
@@ -267,7 +295,7 @@ TEST(PipelineQueue, BindCallbackRunsWithTheInstanceIdle) {
   sgtest::LeakCheck leaks;
   ProbeGraph pg;
   Reports reports;
-  sg_pipeline_options o = probe_options(1, 2, &reports);
+  sg_pipeline_options o = probe_options(pg, 1, 2, &reports);
   o.bind = [](sg_pipeline_instance *, uint64_t, void *, void *) { return 0; };
   sg_pipeline *p = nullptr;
   SG_ASSERT_OK(sg_pipeline_create(pg.g, &o, &p));
@@ -294,7 +322,7 @@ TEST_P(PipelineQueueFailure, QueuedBatchesBehindAFailureAreStopped) {
   auto [depth, queue, k] = GetParam();
   ProbeGraph pg;
   Reports reports;
-  sg_pipeline_options o = probe_options(depth, queue, &reports);
+  sg_pipeline_options o = probe_options(pg, depth, queue, &reports);
   sg_pipeline *p = nullptr;
   SG_ASSERT_OK(sg_pipeline_create(pg.g, &o, &p));
   const unsigned count = 12;
@@ -409,7 +437,7 @@ TEST(PipelineQueue, ReplacedParametersAreFreedAsLaunchesEnd) {
   sgtest::LeakCheck leaks;
   ProbeGraph pg;
   Reports reports;
-  sg_pipeline_options o = probe_options(2, 3, &reports);
+  sg_pipeline_options o = probe_options(pg, 2, 3, &reports);
   o.on_complete = nullptr;
   sg_pipeline *p = nullptr;
   SG_ASSERT_OK(sg_pipeline_create(pg.g, &o, &p));
