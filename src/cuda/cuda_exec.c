@@ -62,6 +62,10 @@ static void free_backend(sg__cuda_state *b) {
   sg__staging_destroy(b->staging); /* after the graph that names its rings */
   if (b->work)
     for (uint32_t n = 0; n < b->s->node_count; n++) sg__free(b->work[n]);
+  if (b->nccl)
+    for (uint32_t n = 0; n < b->s->node_count; n++) sg__cuda_nccl_free(b->nccl[n]);
+  sg__cuda_peer_bounce_free(b);
+  sg__cuda_devices_free(&b->dev);
   sg__cuda_work_reap(b, UINT64_MAX);
   sg__free(b->work);
   sg__free(b->nccl);

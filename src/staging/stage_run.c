@@ -66,10 +66,16 @@ sg_status sg__stage_run_new(sg_pinned_pool *pool, sg__stage_dir dir, void *host,
     sg__free(mem);
     return sg__fail(SG_ERR_SYSTEM, "%s: cannot create a mutex for a staging ring", where);
   }
-  sg_status st = sg__pool_acquire(pool, ring_bytes, persistent, broken,
-                                  broken_ctx, where, &run->block);
+  /* A persistent run's queue of launches gets its first room here, so that
+   * launches allocate nothing unless more are queued at once than it holds. */
+  sg_status st = persistent ? sg__stage_launch_reserve(run, where) : SG_OK;
+  if (!st)
+    st = sg__pool_acquire(pool, ring_bytes, persistent, broken, broken_ctx, where, &run->block);
   if (st) {
-    if (persistent) sg__mutex_destroy(&run->launches.lock);
+    if (persistent) {
+      sg__free(run->launches.host);
+      sg__mutex_destroy(&run->launches.lock);
+    }
     sg__free(mem);
     return st;
   }

@@ -97,21 +97,4 @@ TEST(Trace, StreamsModeTimesEveryNode) {
   SG_ASSERT_OK(sg_exec_write_trace(x, path.c_str()));
 }
 
-TEST(Trace, GraphModeSaysUnsupported) {
-  SG_SKIP_WITHOUT_GPU();
-  sgtest::Graph g;
-  sg_kernel_call a;
-  sg_kernels_empty(&a);
-  SG_ASSERT_OK(sg_graph_add_kernel(g, &a.desc, nullptr, 0, nullptr));
-  sg_exec_options o = gputest::cuda_options(gputest::all_modes()[1]);
-  o.trace = 1;
-  sgtest::Exec x;
-  SG_ASSERT_OK(sg_exec_create(g, &o, &x.e));
-  SG_ASSERT_OK(sg_exec_launch(x, nullptr));
-  sg_trace_record r;
-  size_t count = 0;
-  EXPECT_EQ(sg_exec_get_trace(x, &r, 1, &count), SG_ERR_UNSUPPORTED);
-  EXPECT_NE(std::string(sg_last_error()).find("graph mode"), std::string::npos) << sg_last_error();
-}
-
 }  // namespace

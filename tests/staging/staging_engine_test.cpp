@@ -239,6 +239,34 @@ TEST(StagingEngine, AGraphRingTakesEachLaunchsOwnPageableSide) {
   }
 }
 
+// A graph's launches allocate nothing: a persistent run makes room for a
+// few queued launches when it is made, and grows only when more are queued
+// at once.
+TEST(StagingEngine, AGraphRingsLaunchesAllocateNothing) {
+  sgtest::LeakCheck leaks;
+  Pool pool(4 * MiB, 2);
+  const size_t bytes = 3 * 64 * KiB + 5;
+  sg__stage_geometry g;
+  sg__stage_geometry_make(bytes, 64 * KiB, 3, 2, &g);
+  std::vector<uint8_t> device(bytes, 0), creation(bytes, 0x33);
+  sg__stage_run *run = nullptr;
+  ASSERT_EQ(sg__stage_run_new(pool.p, SG__STAGE_H2D, creation.data(), device.data(), &g, 1,
+                              nullptr, nullptr, "test", &run),
+            SG_OK)
+      << sg_last_error();
+  const long made = sg_live_allocations();
+  for (uint32_t i = 0; i < 6; i++) {
+    std::vector<uint8_t> host = random_bytes(bytes, 90 + i);
+    ASSERT_EQ(sg__stage_launch_reserve(run, "test"), SG_OK);
+    sg__stage_launch_queue(run, host.data());
+    const long queued = sg_live_allocations();
+    sg__stage_run_host(run);
+    ASSERT_EQ(std::memcmp(device.data(), host.data(), bytes), 0) << "launch " << i;
+    EXPECT_EQ(queued, made) << "launch " << i << " allocated";
+  }
+  sg__stage_run_free(run);
+}
+
 TEST(StagingEngine, ChunkNotAPageMultiple) {
   sgtest::LeakCheck leaks;
   Pool pool(1 * MiB);
