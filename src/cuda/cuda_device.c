@@ -102,14 +102,24 @@ static sg_status refuse_host_device(const char *where, const char *what) {
                   where, what);
 }
 
-/* Raises the function's dynamic shared memory limit when the node asks for
- * more than the default (48 KiB), after checking the device can give it.
- * The attribute belongs to the function (process-wide, per device); it is
- * only ever raised, so other users of the function are not affected. */
-static sg_status check_shared(sg__cuda_state *b, const sg__node *node, uint32_t index,
-                              const char *fn) {
+/* Loads the node's function into its device's context, and raises the
+ * function's dynamic shared memory limit when the node asks for more than
+ * the default (48 KiB), after checking the device can give it. The
+ * attribute belongs to the function (process-wide, per device); it is only
+ * ever raised, so other users of the function are not affected.
+ *
+ * Loading: under lazy module loading (CUDA's default) a kernel is loaded
+ * at its first launch, and loading may synchronise the context. A launch
+ * whose first node is a host node that waits (for a gate the caller opens
+ * once later launches are queued) would then wait inside cudaLaunchKernel
+ * for its own host node, for ever. cudaFuncGetAttributes loads the
+ * function, so it is asked before any launch: at creation (`loaded` 0), and
+ * when an update brings another function; an update with the same function
+ * (the per-batch path) costs one comparison. */
+static sg_status load_function(sg__cuda_state *b, const sg__node *node, uint32_t index,
+                               int loaded, const char *fn) {
   const sg__kernel *k = &node->u.kernel;
-  if (k->shared_bytes == 0) return SG_OK;
+  if (loaded && k->shared_bytes == 0) return SG_OK;
   char where[SG__LABEL_BYTES + 96];
   where_of(fn, node, index, where);
   /* Function attributes belong to a device's context: its device current. */
@@ -254,7 +264,12 @@ sg_status sg__cuda_check_node(sg__cuda_state *b, const sg__node *node, uint32_t 
                         "only on the host backend",
                         where_of(fn, node, index, where));
       *op = SG__OP_KERNEL;
-      return check_shared(b, node, index, fn);
+      /* Creation passes the executable's own node; an update, the new one. */
+      return load_function(b, node, index,
+                           node != &b->nodes[index] &&
+                               b->nodes[index].kind == SG__NODE_KERNEL &&
+                               b->nodes[index].u.kernel.func == node->u.kernel.func,
+                           fn);
     case SG__NODE_HOST:
       *op = SG__OP_HOST_WORK;
       return SG_OK;

@@ -5,7 +5,11 @@
 // host callbacks, stream functions, empty joins; kernels needing more than
 // the default dynamic shared memory.
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <numeric>
+#include <thread>
 
 #include "gpu_util.h"
 
@@ -288,6 +292,70 @@ TEST_P(NodeKinds, EmptyGraph) {
   for (int i = 0; i < 3; i++) SG_ASSERT_OK(sg_exec_launch(x, nullptr));
   SG_ASSERT_OK(sg_exec_wait(x));
   EXPECT_EQ(sg_exec_query(x), SG_OK);
+}
+
+// Regression (a launch hung behind its own host node): a kernel launched
+// for the first time in the program, behind a host node that waits for a
+// gate the caller opens only after sg_exec_launch returns (as a caller
+// queuing launches behind a held one does). Under lazy module loading the
+// kernel was loaded inside cudaLaunchKernel, which waited for the context,
+// and so for the host node: sg_exec_launch never returned. The backend
+// loads every kernel at creation. Should the launch block, a watchdog opens
+// the gate after 20 s and the test fails instead of hanging.
+struct WaitGate {
+  std::mutex m;
+  std::condition_variable cv;
+  bool open = false;
+  void release() {
+    std::lock_guard<std::mutex> l(m);
+    open = true;
+    cv.notify_all();
+  }
+};
+
+int wait_gate(void *p) {
+  auto *g = static_cast<WaitGate *>(p);
+  std::unique_lock<std::mutex> l(g->m);
+  g->cv.wait(l, [g] { return g->open; });
+  return 0;
+}
+
+TEST_P(NodeKinds, KernelFirstLaunchedBehindAWaitingHostNode) {
+  DevMem out(kBytes);
+  gputest::poison(out.p, kBytes);
+  WaitGate gate;
+  sgtest::Graph g;
+  sg_host_desc h = {wait_gate, &gate, "gate"};
+  sg_node held;
+  SG_ASSERT_OK(sg_graph_add_host(g, &h, nullptr, 0, &held));
+  gputest::KernelCall k(gt_kernel_first_use_fill(), 64, 256, 0, "first-use");
+  k.arg(out.u32()).arg(uint32_t(0x5EED)).arg(kN);
+  SG_ASSERT_OK(sg_graph_add_kernel(g, &k.desc, &held, 1, nullptr));
+  sg_exec_options o = options();
+  sgtest::Exec x;
+  SG_ASSERT_OK(sg_exec_create(g, &o, &x.e));
+  std::mutex m;
+  std::condition_variable cv;
+  bool launched = false, forced = false;
+  std::thread watchdog([&] {
+    std::unique_lock<std::mutex> l(m);
+    forced = !cv.wait_for(l, std::chrono::seconds(20), [&] { return launched; });
+    l.unlock();
+    gate.release();
+  });
+  sg_status st = sg_exec_launch(x, nullptr);
+  {
+    std::lock_guard<std::mutex> l(m);
+    launched = true;
+  }
+  cv.notify_all();
+  watchdog.join();
+  EXPECT_FALSE(forced) << "sg_exec_launch returned only once the watchdog opened the gate: the "
+                          "launch waited for its own host node (a kernel loaded at launch?)";
+  SG_ASSERT_OK(st);
+  SG_ASSERT_OK(sg_exec_wait(x));
+  auto got = gputest::read_u32(out.p, kN);
+  for (size_t i = 0; i < kN; i++) ASSERT_EQ(got[i], 0x5EEDu) << "element " << i;
 }
 
 INSTANTIATE_TEST_SUITE_P(Cuda, NodeKinds, ::testing::ValuesIn(gputest::all_modes()),

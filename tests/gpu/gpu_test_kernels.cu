@@ -40,6 +40,14 @@ __global__ void slow_fill(uint32_t *out, uint32_t value, size_t n, uint64_t spin
     out[i] = value;
 }
 
+// Launched by one test only (NodeKinds.KernelFirstLaunchedBehindAWaitingHostNode),
+// so that its first launch in a program is the one that test makes.
+__global__ void first_use_fill(uint32_t *out, uint32_t value, size_t n) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x)
+    out[i] = value;
+}
+
 }  // namespace
 
 extern "C" {
@@ -47,6 +55,7 @@ const void *gt_kernel_add_u32(void) { return (const void *)add_u32; }
 const void *gt_kernel_shared_fill(void) { return (const void *)shared_fill; }
 const void *gt_kernel_static_shared(void) { return (const void *)static_shared; }
 const void *gt_kernel_illegal_write(void) { return (const void *)illegal_write; }
+const void *gt_kernel_first_use_fill(void) { return (const void *)first_use_fill; }
 
 cudaError_t gt_launch_slow_fill(uint32_t *out, uint32_t value, size_t n, uint64_t spin_ns,
                                 cudaStream_t stream) {

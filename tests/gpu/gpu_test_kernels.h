@@ -23,6 +23,9 @@ const void *gt_kernel_shared_fill(void);
 const void *gt_kernel_static_shared(void);
 // illegal_write(): writes to an address that is not mapped.
 const void *gt_kernel_illegal_write(void);
+// first_use_fill(uint32_t *out, uint32_t value, size_t n): out[i] = value;
+// launched by one test only (its first launch in a program is that test's).
+const void *gt_kernel_first_use_fill(void);
 
 // On `stream`, directly (the caller's own work): spin `spin_ns`, then
 // out[i] = value for i < n.
