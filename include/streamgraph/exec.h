@@ -22,7 +22,13 @@
  * apply to later launches only; a launch runs with the parameters it was
  * launched with. Launches are numbered 1, 2, 3... in the order they were
  * made (sg_exec_get_stats().launches is the latest's number), and
- * sg_exec_wait_launch / sg_exec_query_launch follow one launch.
+ * sg_exec_wait_launch / sg_exec_query_launch follow one launch. A host
+ * node may wait for the caller (a gate opened once later launches are
+ * queued): on CUDA each kernel is loaded into its device's context when the
+ * executable is made, not at its first launch (lazy module loading would
+ * load it there, and loading waits for the context, so for that host node).
+ * Setting a kernel node to a function the executable has not run loads it
+ * then, which may wait for the launches in flight.
  *
  * When a launch fails (a host callback returns non-zero, a CUDA call fails,
  * a kernel faults) the executable becomes failed: sg_exec_wait and
