@@ -119,11 +119,13 @@ static sg_status refuse_host_device(const char *where, const char *what) {
 static sg_status load_function(sg__cuda_state *b, const sg__node *node, uint32_t index,
                                int loaded, const char *fn) {
   const sg__kernel *k = &node->u.kernel;
+  const int device = b->dev.node_device[index];
+  /* Graphs repeat one kernel over many nodes: it is loaded once. */
+  if (k->func == b->loaded_func && device == b->loaded_device) loaded = 1;
   if (loaded && k->shared_bytes == 0) return SG_OK;
   char where[SG__LABEL_BYTES + 96];
   where_of(fn, node, index, where);
   /* Function attributes belong to a device's context: its device current. */
-  const int device = b->dev.node_device[index];
   const int limit = b->dev.shared_optin[sg__cuda_device_index(&b->dev, device)];
   int current;
   cudaError_t err = SG_CUDA(cudaGetDevice(&current));
@@ -155,6 +157,10 @@ static sg_status load_function(sg__cuda_state *b, const sg__node *node, uint32_t
   }
   if (current != restore) cudaSetDevice(restore);
   if (!st && err != cudaSuccess) st = sg__cuda_fail(err, call, where);
+  if (!st) {
+    b->loaded_func = k->func;
+    b->loaded_device = device;
+  }
   return st;
 }
 

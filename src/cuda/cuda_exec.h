@@ -131,6 +131,8 @@ typedef struct sg__cuda_state {
   sg__cuda_devices dev;        /* the devices the nodes run on (cuda_devices.h) */
   int max_shared_optin;        /* cudaDevAttrMaxSharedMemoryPerBlockOptin */
   int max_shared_default;      /* cudaDevAttrMaxSharedMemoryPerBlock */
+  const void *loaded_func;     /* the function load_function (cuda_device.c) loaded last, */
+  int loaded_device;           /* on this device: its next nodes need no loading */
   void *context;               /* the CUcontext the streams and graph were made in (when the
                                   driver says), for sg__cuda_enter_exec's fast check */
 
