@@ -90,6 +90,7 @@ static sg_status check_deps(const sg_graph *g, const sg_node *deps, size_t dep_c
  * (index g->node_count). SG_ERR_OUT_OF_MEMORY leaves the graph unchanged. */
 static sg_status edges_into_new(sg_graph *g, const sg_node *deps, size_t dep_count) {
   enum { STACK_DEPS = 64 };
+  if (dep_count == 0) return SG_OK;
   uint32_t stack[STACK_DEPS];
   uint32_t *from = stack;
   if (dep_count > STACK_DEPS && !(from = sg__realloc_array(NULL, dep_count, sizeof *from)))
