@@ -755,11 +755,10 @@ int main(int argc, char **argv) {
                 s.staged >= s.direct ? "staged" : "driver",
                 s.autop >= 0.9 * std::max(s.staged, s.direct) ? "" : "  <- AUTO slower");
   for (int d = 0; d < 2; d++)
-    std::printf("crossover %s: staged (streams) at least as fast as the driver's path from %s on; "
-                "AUTO stages from %s\n",
+    std::printf("crossover %s: staged (streams) at least as fast as the direct route (the "
+                "driver's pageable path in an executable) from %s on; AUTO stages from %s\n",
                 d == 0 ? "H2D" : "D2H", crossover[d] ? size_name(crossover[d]).c_str() : "(never)",
-                size_name(memops ? SG__STAGE_AUTO_MIN_MEMOPS : SG__STAGE_AUTO_MIN_CALLBACKS)
-                    .c_str());
+                size_name(sg__stage_auto_min_bytes(memops, d == 0)).c_str());
 
   std::printf("\n3. launches of a reused buffer under AUTO (%.1f s): ms per launch (launch + "
               "wait)\n", launches_s);
@@ -837,9 +836,9 @@ int main(int argc, char **argv) {
     }
     std::fprintf(f,
                  "  ],\n  \"crossover_bytes\": {\"H2D\": %zu, \"D2H\": %zu},\n"
-                 "  \"auto_min_bytes\": %zu,\n  \"launches\": [\n",
-                 crossover[0], crossover[1],
-                 memops ? SG__STAGE_AUTO_MIN_MEMOPS : SG__STAGE_AUTO_MIN_CALLBACKS);
+                 "  \"auto_min_bytes\": {\"H2D\": %zu, \"D2H\": %zu},\n  \"launches\": [\n",
+                 crossover[0], crossover[1], sg__stage_auto_min_bytes(memops, 1),
+                 sg__stage_auto_min_bytes(memops, 0));
     for (size_t i = 0; i < launches.size(); i++) {
       const LaunchRow &l = launches[i];
       std::fprintf(f, "    {\"case\": \"%s\", \"ms\": [", l.name.c_str());

@@ -43,10 +43,21 @@ sg__stage_dir sg__staging_classify(const sg__stage_mem *mem, const sg__copy *c) 
   return SG__STAGE_NONE;
 }
 
-/* 1 if candidate `c` may be staged (and so needs the pool's rings). */
-static int may_stage(const sg__staging *st, const sg__copy *c) {
-  return sg__staging_fallback(st->policy, st->mem->dma, st->persistent, c->bytes, st->min_bytes) ==
-         SG__ROUTE_STAGE;
+/* The size from which AUTO stages copies of direction `dir`: the option
+ * when given, else the default of the protocol (tuning.h). Until the pool,
+ * and with it the protocol, is chosen: the memop default, the lower one,
+ * so that a copy the memop protocol would stage takes the pool. */
+static size_t auto_min(const sg__staging *st, sg__stage_dir dir) {
+  if (st->min_bytes) return st->min_bytes;
+  int memops = !st->pool || st->protocol == SG__STAGE_MEMOPS;
+  return sg__stage_auto_min_bytes(memops, dir == SG__STAGE_H2D);
+}
+
+/* 1 if candidate `c` (direction `dir`) may be staged (and so needs the
+ * pool's rings). */
+static int may_stage(const sg__staging *st, const sg__copy *c, sg__stage_dir dir) {
+  return sg__staging_fallback(st->policy, st->mem->dma, st->persistent, c->bytes,
+                              auto_min(st, dir)) == SG__ROUTE_STAGE;
 }
 
 void sg__staging_sides(const sg__copy *c, sg__stage_dir dir, void **host, void **device) {
@@ -120,9 +131,6 @@ static sg_status attach_pool(sg__staging *st, const char *where) {
     st->pool = NULL;
     return s;
   }
-  if (!st->min_bytes_given)
-    st->min_bytes = st->protocol == SG__STAGE_MEMOPS ? SG__STAGE_AUTO_MIN_MEMOPS
-                                                     : SG__STAGE_AUTO_MIN_CALLBACKS;
   return SG_OK;
 }
 
@@ -137,8 +145,8 @@ sg__stage_protocol sg__staging_protocol_for(const sg__stage_mem *mem, int device
  * regime, whatever happens then: STAGE, and AUTO's copies large enough to be
  * staged until they are registered. (REGISTER stages only a buffer it could
  * not register.) */
-static int stages_first(const sg__staging *st, const sg__copy *c) {
-  return st->policy != SG_STAGING_REGISTER && may_stage(st, c);
+static int stages_first(const sg__staging *st, const sg__copy *c, sg__stage_dir dir) {
+  return st->policy != SG_STAGING_REGISTER && may_stage(st, c, dir);
 }
 
 /* A ring that can never fit the pool is refused when the copy is made or
@@ -225,7 +233,7 @@ static sg_status registered_make(sg__staging *st, const sg__copy *c, sg__stage_d
  * (policy.h): NONE, and AUTO below auto_min_bytes, are staged too. */
 static sg_status staged_make(sg__staging *st, const sg__copy *c, sg__stage_dir dir,
                              const char *where, sg__pstate **out) {
-  sg__copy_route route = sg__staging_fallback(st->policy, st->mem->dma, 1, c->bytes, st->min_bytes);
+  sg__copy_route route = sg__staging_fallback(st->policy, st->mem->dma, 1, c->bytes, auto_min(st, dir));
   sg__pstate *p = sg__calloc(1, sizeof *p);
   if (!p) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", where);
   *p = (sg__pstate){NULL, dir, NULL, c->bytes, route, NULL, NULL};
@@ -339,10 +347,7 @@ sg_status sg__staging_create(const sg_staging_options *o, const sg__stage_mem *m
   st->chunk_bytes = o->chunk_bytes;
   st->ring_depth = o->ring_depth ? o->ring_depth : DEFAULT_RING_DEPTH;
   st->copy_threads = o->copy_threads;
-  /* Until the protocol is known (with the pool), the lower of the two
-   * defaults, so that a copy the memop protocol would stage takes the pool. */
-  st->min_bytes = o->auto_min_bytes ? o->auto_min_bytes : SG__STAGE_AUTO_MIN_MEMOPS;
-  st->min_bytes_given = o->auto_min_bytes != 0;
+  st->min_bytes = o->auto_min_bytes;
   st->register_after = o->auto_register_after ? o->auto_register_after : DEFAULT_REGISTER_AFTER;
   st->node_count = never ? 0 : node_count;
   st->nodes = sg__calloc(st->node_count ? st->node_count : 1, sizeof *st->nodes);
@@ -370,10 +375,10 @@ sg_status sg__staging_add(sg__staging *st, uint32_t index, const char *name, con
                           sg__stage_dir dir, const char *where) {
   if (!st || index >= st->node_count) return SG_OK;
   remember(&st->nodes[index], c, dir);
-  if (!dir || !may_stage(st, c)) return SG_OK;
+  if (!dir || !may_stage(st, c, dir)) return SG_OK;
   sg_status s = attach_pool(st, where);
   if (!s && st->persistent) s = sg__staging_prepare(st, index, name, c, where);
-  if (!s && !st->persistent && stages_first(st, c)) s = check_ring(st, dir, c, where);
+  if (!s && !st->persistent && stages_first(st, c, dir)) s = check_ring(st, dir, c, where);
   return s;
 }
 
@@ -390,9 +395,9 @@ sg_status sg__staging_update(sg__staging *st, uint32_t index, const char *name,
     if (!drop_others) return SG_OK;
     drop_states_but(sn, sg__staging_find(st, index, c));
   } else {
-    if (dir && may_stage(st, c)) {
+    if (dir && may_stage(st, c, dir)) {
       sg_status s = attach_pool(st, where);
-      if (!s && stages_first(st, c)) s = check_ring(st, dir, c, where);
+      if (!s && stages_first(st, c, dir)) s = check_ring(st, dir, c, where);
       if (s) return s;
     }
     /* The route is chosen again from the next launch on. A registration
@@ -456,7 +461,8 @@ sg_status sg__staging_route(sg__staging *st, uint32_t index, const sg__copy *c, 
   }
   void *host, *device;
   sg__staging_sides(c, sn->dir, &host, &device);
-  *route = sg__staging_fallback(st->policy, st->mem->dma, 0, c->bytes, st->min_bytes);
+  const size_t min_bytes = auto_min(st, sn->dir);
+  *route = sg__staging_fallback(st->policy, st->mem->dma, 0, c->bytes, min_bytes);
   if (sn->reg) {
     if (sg__reg_use_begin(sn->reg)) {
       *route = SG__ROUTE_REGISTERED;
@@ -471,8 +477,8 @@ sg_status sg__staging_route(sg__staging *st, uint32_t index, const sg__copy *c, 
   }
   if (st->policy == SG_STAGING_STAGE) return SG_OK;
   if (st->policy == SG_STAGING_NONE) return direct_or_else(st, index, c, host, where, route);
-  if (c->bytes >= st->min_bytes && sn->streak < st->register_after) sn->streak++;
-  int may = !sn->no_register && sg__staging_may_register(st->policy, c->bytes, st->min_bytes,
+  if (c->bytes >= min_bytes && sn->streak < st->register_after) sn->streak++;
+  int may = !sn->no_register && sg__staging_may_register(st->policy, c->bytes, min_bytes,
                                                          sn->streak, st->register_after);
   /* A small AUTO copy only looks for a registration someone else made.
    * AUTO registers in the background, off the launch path: the copy stages

@@ -80,8 +80,7 @@ typedef struct sg__staging {
   sg_pinned_pool *requested;   /* options.staging.pool (NULL: default) */
   sg_pinned_pool *pool;        /* attached once a candidate may be staged */
   size_t chunk_bytes;          /* 0: adapted to each copy (tuning.h) */
-  size_t min_bytes;
-  int min_bytes_given;         /* options.staging.auto_min_bytes was set */
+  size_t min_bytes;            /* options.staging.auto_min_bytes (0: by direction, tuning.h) */
   unsigned copy_threads;       /* 0: the default of each direction (tuning.h) */
   unsigned ring_depth, register_after;
   uint32_t node_count;

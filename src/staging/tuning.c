@@ -61,6 +61,11 @@ size_t sg__stage_auto_chunk_memops(int to_device, size_t bytes) {
                    bytes);
 }
 
+size_t sg__stage_auto_min_bytes(int memops, int to_device) {
+  if (!memops) return SG__STAGE_AUTO_MIN_CALLBACKS;
+  return to_device ? SG__STAGE_AUTO_MIN_MEMOPS_H2D : SG__STAGE_AUTO_MIN_MEMOPS_D2H;
+}
+
 /* Three quarters of the CPUs, at most 12, in both directions: 12 threads
  * beat 8 at every size and direction measured, and 16 added nothing
  * (docs/staging.md, `copy_threads`). The threads work only while a staged

@@ -37,11 +37,17 @@ size_t sg__stage_auto_chunk_memops(int to_device, size_t bytes);
 /* auto_min_bytes when the option is 0: below it SG_STAGING_AUTO takes the
  * driver's pageable path in streams mode. Under the callback protocol a
  * small copy costs about as much through the driver as through the
- * callbacks (1 MiB); the memop protocol's fixed cost is a few
- * microseconds, and its crossover with the driver's path is what the
- * benchmark's size sweep measures (docs/staging.md, "Defaults, and why"). */
+ * callbacks (1 MiB). Under the memop protocol the crossover between the
+ * two routes differs by direction: host->device copies stage faster from
+ * about 1 MiB on, device->host copies from 256 KiB (the benchmark's size
+ * sweep measures both; docs/staging.md, "Defaults, and why"). */
 #define SG__STAGE_AUTO_MIN_CALLBACKS ((size_t)1 << 20)
-#define SG__STAGE_AUTO_MIN_MEMOPS ((size_t)256 << 10)
+#define SG__STAGE_AUTO_MIN_MEMOPS_H2D ((size_t)1 << 20)
+#define SG__STAGE_AUTO_MIN_MEMOPS_D2H ((size_t)256 << 10)
+
+/* The default auto_min_bytes of a protocol (`memops`: 1 for the memop
+ * protocol) and direction (`to_device`: host->device, else device->host). */
+size_t sg__stage_auto_min_bytes(int memops, int to_device);
 
 /* Copy threads (the parts each chunk's host copy is split into) when
  * copy_threads is 0, on a machine of `cpus` CPUs: three quarters of them,

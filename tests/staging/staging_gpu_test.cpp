@@ -264,8 +264,8 @@ TEST_P(StagingGpu, PoliciesAndTheirStatistics) {
   const sg_staging_policy policies[] = {SG_STAGING_STAGE, SG_STAGING_REGISTER, SG_STAGING_AUTO,
                                         SG_STAGING_NONE};
   for (size_t bytes : {8 * MiB + 3, 64 * KiB + 3}) {
-    // auto_min_bytes is 256 KiB under the memop protocol, 1 MiB under
-    // callbacks: both sizes lie on the same side of either.
+    // auto_min_bytes is between 256 KiB and 1 MiB by default, by protocol
+    // and direction (tuning.h): both sizes lie on the same side of each.
     const bool small = bytes < 256 * KiB;
     for (sg_staging_policy p : policies) {
       Chain c(bytes, 1);

@@ -38,7 +38,18 @@ TEST(StagingTuning, MemopChunksAreSmaller) {
   EXPECT_EQ(chunks_of(1024 * MiB, sg__stage_auto_chunk_memops(1, 1024 * MiB)), 74u);
   EXPECT_EQ(sg__stage_auto_chunk_memops(1, size_t(64) << 30), 16 * MiB);
   EXPECT_EQ(sg__stage_auto_chunk_memops(0, 1 * MiB), 1 * MiB);
-  EXPECT_LT(SG__STAGE_AUTO_MIN_MEMOPS, SG__STAGE_AUTO_MIN_CALLBACKS);
+}
+
+// AUTO's threshold before the protocol is known is the memop default of the
+// direction (staging.c): it must not be above the callback default, or a
+// copy the callbacks would stage could miss the pool.
+TEST(StagingTuning, AutoThresholdsByProtocolAndDirection) {
+  EXPECT_EQ(sg__stage_auto_min_bytes(0, 1), SG__STAGE_AUTO_MIN_CALLBACKS);
+  EXPECT_EQ(sg__stage_auto_min_bytes(0, 0), SG__STAGE_AUTO_MIN_CALLBACKS);
+  EXPECT_EQ(sg__stage_auto_min_bytes(1, 1), SG__STAGE_AUTO_MIN_MEMOPS_H2D);
+  EXPECT_EQ(sg__stage_auto_min_bytes(1, 0), SG__STAGE_AUTO_MIN_MEMOPS_D2H);
+  for (int to_device : {0, 1})
+    EXPECT_LE(sg__stage_auto_min_bytes(1, to_device), sg__stage_auto_min_bytes(0, to_device));
 }
 
 TEST(StagingTuning, SmallCopiesAreFewChunks) {
