@@ -165,10 +165,10 @@ TEST(PipelineError, FoundByPolling) {
     EXPECT_EQ(st, SG_OK) << sg_last_error();
     accepted++;
   }
-  for (int spins = 0; ctx.rec.order.size() < accepted && spins < 1000000; spins++) {
+  sgtest::poll_until([&] {
     sg_pipeline_poll(p);
-    std::this_thread::yield();
-  }
+    return ctx.rec.order.size() >= accepted;
+  });
   ASSERT_EQ(ctx.rec.order.size(), accepted);
   EXPECT_EQ(sg_pipeline_poll(p), SG_ERR_STOPPED);
   std::vector<sg_status> want = {SG_OK, SG_ERR_CALLBACK, SG_ERR_STOPPED};

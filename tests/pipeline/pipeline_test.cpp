@@ -194,10 +194,12 @@ TEST(Pipeline, WaitOnIndexAndPoll) {
     SG_ASSERT_OK(sg_pipeline_submit(p, &b, nullptr));
   }
   // Poll until everything is reported (the host backend finishes on its own).
-  for (int spins = 0; ctx.rec.order.size() < count && spins < 1000000; spins++) {
-    SG_ASSERT_OK(sg_pipeline_poll(p));
-    std::this_thread::yield();
-  }
+  sg_status polled = SG_OK;
+  sgtest::poll_until([&] {
+    polled = sg_pipeline_poll(p);
+    return polled != SG_OK || ctx.rec.order.size() >= count;
+  });
+  SG_ASSERT_OK(polled);
   SG_ASSERT_OK(sg_pipeline_drain(p));
   ASSERT_EQ(ctx.rec.order.size(), count);
   for (unsigned i = 0; i < count; i++) {

@@ -561,8 +561,7 @@ TEST(StagingMemops, ADeviceThatStopsIsDetected) {
   sg__stage_arm(run, &w, "copy node 'c' (#2)");
   // The device took "go" and the first wait, then died.
   sg__flag_store(&run->flags->go, 1);
-  for (int i = 0; i < 400 && sg__flag_load(&run->flags->ready[0]) != SG__FLAG_RELEASE; i++)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  sgtest::poll_until([&] { return sg__flag_load(&run->flags->ready[0]) == SG__FLAG_RELEASE; });
   {
     std::lock_guard<std::mutex> l(rep.m);
     EXPECT_EQ(rep.status, SG_ERR_CUDA);

@@ -5,8 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <functional>
+#include <mutex>
 #include <random>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -49,6 +54,65 @@ struct Exec {
   Exec(const Exec &) = delete;
   Exec &operator=(const Exec &) = delete;
   operator sg_exec *() const { return e; }
+};
+
+// Calls `cond` until it returns true or `seconds` have passed; returns
+// whether it did. For waiting on another thread's progress: the limit is
+// wall-clock time, not a number of tries, and far above what a sanitizer
+// build on a loaded machine needs, so only a real hang reaches it (and
+// fails the test instead of hanging it).
+template <typename Cond>
+bool poll_until(Cond cond, double seconds = 60) {
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (!cond()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+  return true;
+}
+
+// Guards a stretch of a test in which a call under test could hang: if the
+// stretch has not ended (disarm()) within `seconds`, `rescue` runs on the
+// watchdog's thread (it opens whatever the hung call waits for), and
+// fired() says so. Leaving the scope without disarm() (a failed ASSERT)
+// rescues at once, so that nothing the test holds closed outlives it.
+class Watchdog {
+ public:
+  explicit Watchdog(std::function<void()> rescue, double seconds = 60)
+      : rescue_(std::move(rescue)), thread_([this, seconds] {
+          std::unique_lock<std::mutex> l(m_);
+          if (!cv_.wait_for(l, std::chrono::duration<double>(seconds), [this] { return ended_; }))
+            rescue_once(true);
+        }) {}
+  ~Watchdog() { end(true); }
+  Watchdog(const Watchdog &) = delete;
+  Watchdog &operator=(const Watchdog &) = delete;
+  void disarm() { end(false); }
+  bool fired() const { return fired_; }
+
+ private:
+  void end(bool rescue) {
+    {
+      std::unique_lock<std::mutex> l(m_);
+      if (!ended_ && rescue) rescue_once(false);
+      ended_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+  // Called with m_ held.
+  void rescue_once(bool timed_out) {
+    if (rescued_) return;
+    rescued_ = true;
+    fired_ = timed_out;
+    rescue_();
+  }
+  std::function<void()> rescue_;
+  std::mutex m_;
+  std::condition_variable cv_;
+  bool ended_ = false, rescued_ = false, fired_ = false;
+  std::thread thread_;  // last: starts once the members above exist
 };
 
 inline sg_exec_options host_options(unsigned max_streams = 0) {
