@@ -28,7 +28,10 @@
  * executable is made, not at its first launch (lazy module loading would
  * load it there, and loading waits for the context, so for that host node).
  * Setting a kernel node to a function the executable has not run loads it
- * then, which may wait for the launches in flight.
+ * then, which may wait for the launches in flight. Kernels a stream
+ * function launches (its own, cuBLAS's) are not the executable's to load:
+ * behind such a host node, load them first (cudaFuncGetAttributes, one run
+ * of the stream function, or CUDA_MODULE_LOADING=EAGER).
  *
  * When a launch fails (a host callback returns non-zero, a CUDA call fails,
  * a kernel faults) the executable becomes failed: sg_exec_wait and

@@ -102,6 +102,29 @@ static sg_status refuse_host_device(const char *where, const char *what) {
                   where, what);
 }
 
+/* The driver's cuKernelGetFunction (cuda.h: CUresult cuKernelGetFunction(
+ * CUfunction *, CUkernel)), with both handles spelled as void *: the
+ * function of a library kernel (a cudaKernel_t, sg_module) in the current
+ * context, loaded into it when it is not yet. */
+typedef int (*kernel_get_function_fn)(void **function, const void *kernel);
+
+static pthread_once_t kernel_lookup_once = PTHREAD_ONCE_INIT;
+static kernel_get_function_fn kernel_get_function;
+
+/* Looked up once per process (not a fault point, as ctx_lookup). Without
+ * it, cudaFuncGetAttributes is the only load. */
+static void kernel_lookup(void) {
+  void *p = NULL;
+  enum cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+  if (cudaGetDriverEntryPointByVersion("cuKernelGetFunction", &p, 12000, cudaEnableDefault,
+                                       &found) != cudaSuccess ||
+      found != cudaDriverEntryPointSuccess) {
+    cudaGetLastError();
+    return;
+  }
+  memcpy(&kernel_get_function, &p, sizeof kernel_get_function);
+}
+
 /* Loads the node's function into its device's context, and raises the
  * function's dynamic shared memory limit when the node asks for more than
  * the default (48 KiB), after checking the device can give it. The
@@ -115,7 +138,11 @@ static sg_status refuse_host_device(const char *where, const char *what) {
  * for its own host node, for ever. cudaFuncGetAttributes loads the
  * function, so it is asked before any launch: at creation (`loaded` 0), and
  * when an update brings another function; an update with the same function
- * (the per-batch path) costs one comparison. */
+ * (the per-batch path) costs one comparison. A library kernel (cudaKernel_t)
+ * is context-independent: cudaFuncGetAttributes reads its attributes for
+ * the device and is not documented to load it into the context, so its
+ * function in the current context is asked for as well (cuKernelGetFunction
+ * loads it there), the context its launches run in. */
 static sg_status load_function(sg__cuda_state *b, const sg__node *node, uint32_t index,
                                int loaded, const char *fn) {
   const sg__kernel *k = &node->u.kernel;
@@ -137,6 +164,13 @@ static sg_status load_function(sg__cuda_state *b, const sg__node *node, uint32_t
   if ((err = sg__cuda_switch(&current, device)) == cudaSuccess) {
     call = "cudaFuncGetAttributes";
     err = SG_CUDA(cudaFuncGetAttributes(&a, k->func));
+  }
+  if (err == cudaSuccess && k->func_kind == SG_KERNEL_CUDA_KERNEL) {
+    pthread_once(&kernel_lookup_once, kernel_lookup);
+    void *function = NULL;
+    call = "cuKernelGetFunction";
+    if (kernel_get_function)
+      err = SG_CUDA((cudaError_t)kernel_get_function(&function, k->func));
   }
   if (err == cudaSuccess && a.sharedSizeBytes + k->shared_bytes > (size_t)limit) {
     st = sg__fail(SG_ERR_INVALID_LAUNCH,

@@ -7,10 +7,14 @@
 #include <cuda_runtime_api.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <fstream>
+#include <mutex>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "sg_test_util.h"
@@ -519,6 +523,106 @@ TEST(GpuModuleFiles, FatbinAndCubinFilesLoad) {
   ASSERT_EQ(sg_module_create_from_file(file(".cubin").c_str(), nullptr, &cubin.m), SG_OK)
       << sg_last_error();
   run_fill(cubin.m, 13);
+}
+
+// Regression (a launch hung behind its own host node, for kernels of a
+// module): a library kernel (cudaKernel_t) is context-independent, and its
+// first launch in a context loads it there, which may wait for the context:
+// for a host node ahead of it that waits for a gate the caller opens only
+// after sg_exec_launch returns (a caller queuing launches behind a held
+// one). The executable loads the kernel at creation, and when
+// sg_exec_set_kernel brings another. Each part takes a module of its own,
+// loaded just before, so that its kernel has never run. Should a launch
+// block, a watchdog opens the gate after 20 s and the test fails instead
+// of hanging.
+struct Gate {
+  std::mutex m;
+  std::condition_variable cv;
+  bool open = false;
+  void set(bool value) {
+    std::lock_guard<std::mutex> l(m);
+    open = value;
+    cv.notify_all();
+  }
+};
+
+int wait_gate(void *p) {
+  auto *g = static_cast<Gate *>(p);
+  std::unique_lock<std::mutex> l(g->m);
+  g->cv.wait(l, [g] { return g->open; });
+  return 0;
+}
+
+// Launches `x` (whose host node waits for `gate`), opening the gate once
+// sg_exec_launch has returned, or after 20 s; then waits for the launch.
+void launch_behind_gate(sg_exec *x, Gate *gate, const std::string &what) {
+  gate->set(false);
+  std::mutex m;
+  std::condition_variable cv;
+  bool launched = false, forced = false;
+  std::thread watchdog([&] {
+    std::unique_lock<std::mutex> l(m);
+    forced = !cv.wait_for(l, std::chrono::seconds(20), [&] { return launched; });
+    l.unlock();
+    gate->set(true);
+  });
+  sg_status st = sg_exec_launch(x, nullptr);
+  {
+    std::lock_guard<std::mutex> l(m);
+    launched = true;
+  }
+  cv.notify_all();
+  watchdog.join();
+  EXPECT_FALSE(forced) << what << ": sg_exec_launch returned only once the watchdog opened the "
+                          "gate: the launch waited for its own host node (the module kernel "
+                          "loaded at launch?)";
+  ASSERT_EQ(st, SG_OK) << what << ": " << sg_last_error();
+  ASSERT_EQ(sg_exec_wait(x), SG_OK) << what << ": " << sg_last_error();
+}
+
+TEST(GpuModuleFiles, ModuleKernelFirstLaunchedBehindAWaitingHostNode) {
+  SKIP_WITHOUT_GPU();
+  const int n = 3000;
+  for (const Way &w : kWays) {
+    Module first, second;
+    ASSERT_EQ(sg_module_create_from_file(file(".ptx").c_str(), nullptr, &first.m), SG_OK)
+        << sg_last_error();
+    Dev d(n * sizeof(unsigned));
+    void *ptr = d.p;
+    unsigned value = 500;
+    int count = n;
+    void *args[] = {&ptr, &value, &count};
+    size_t sizes[] = {sizeof ptr, sizeof value, sizeof count};
+    sg_kernel_desc k = {first.kernel("fill"), SG_KERNEL_CUDA_KERNEL, {3, 1, 1}, {128, 1, 1}, 0,
+                        args, sizes, 3, nullptr, "fill"};
+    Gate gate;
+    sg_host_desc h = {wait_gate, &gate, "gate"};
+    sgtest::Graph g;
+    sg_node held, fill;
+    SG_ASSERT_OK(sg_graph_add_host(g, &h, nullptr, 0, &held));
+    SG_ASSERT_OK(sg_graph_add_kernel(g, &k, &held, 1, &fill));
+    sg_exec_options o = cuda_options(w);
+    sgtest::Exec x;
+    SG_ASSERT_OK(sg_exec_create(g, &o, &x.e));
+    for (int part = 0; part < 2; part++) {
+      if (part == 1) { /* another module's kernel, never run, set in place */
+        ASSERT_EQ(sg_module_create_from_file(file(".ptx").c_str(), nullptr, &second.m), SG_OK)
+            << sg_last_error();
+        value = 900;
+        k.func = second.kernel("fill");
+        ASSERT_EQ(sg_exec_set_kernel(x, fill, &k), SG_OK) << sg_last_error();
+      }
+      SG_ASSERT_OK(
+          sg_mem_copy(d.p, std::vector<unsigned>(n, 0xdeadbeef).data(), n * sizeof(unsigned)));
+      const std::string what =
+          std::string(w.name) + (part ? ", kernel set by sg_exec_set_kernel" : ", at creation");
+      launch_behind_gate(x, &gate, what);
+      if (HasFatalFailure()) return;
+      std::vector<unsigned> got(n);
+      SG_ASSERT_OK(sg_mem_copy(got.data(), d.p, n * sizeof(unsigned)));
+      for (int i = 0; i < n; i++) ASSERT_EQ(got[i], value + unsigned(i)) << what << " i=" << i;
+    }
+  }
 }
 
 }  // namespace
