@@ -15,6 +15,9 @@
 // order: what a user writes without a planner), the baseline of the target
 // "graph mode launches at <= 1.00x raw"; and `idx`, the reduced edges with
 // nodes in creation order (tells whether node order matters to the driver).
+// Each of these graphs is built 3 times and the median over the builds
+// reported, so that one instantiation does not decide a row: single rows of
+// this comparison moved by more than 2x between runs (bench/RESULTS.md).
 //
 // Creation cost (third table): sg_exec_create in graph mode (explicit build)
 // against the raw build of the same DAG as given (a stream, cudaGraphCreate,
@@ -195,6 +198,9 @@ std::pair<double, double> compare(int reps, const Timed &ours, const Timed &base
   std::vector<double> m = compare_all(reps, {ours, base});
   return {m[0], m[1]};
 }
+
+// Builds of each graph in the graph-mode comparison (see run()).
+constexpr int kInstantiations = 3;
 
 int reps_for(uint32_t n, int at_least) { return std::max<int>(at_least, 20000 / int(n)); }
 
@@ -455,43 +461,55 @@ Row run(const Dag &d) {
     SGK(sg_exec_destroy(x));
   }
 
-  // Graph mode against the hand-built graph.
+  // Graph mode against the hand-built graph. Each of the four graphs is
+  // built kInstantiations times, every build measured side by side with the
+  // others of its round, and the median over the builds reported (see the
+  // top of this file).
   {
-    sg_exec *x = make_exec(lg, SG_MODE_GRAPH, SG_BUILD_EXPLICIT, &r.create_explicit_ms);
-    sg_exec *xc = make_exec(lg, SG_MODE_GRAPH, SG_BUILD_CAPTURE, &r.create_capture_ms);
-    SGK(sg_exec_destroy(xc));
-    HandGraph hand(schedule_of(x), empty.desc.func, nullptr);
-    r.hand_build_ms = hand.build_ms;
-    auto ours = [&](int reps) {
-      double t0 = now_us();
-      for (int i = 0; i < reps; i++) SGK(sg_exec_launch(x, nullptr));
-      SGK(sg_exec_wait(x));
-      return now_us() - t0;
-    };
-    auto base = [&](int reps) {
-      double t0 = now_us();
-      for (int i = 0; i < reps; i++) CK(cudaGraphLaunch(hand.exec, hand.stream));
-      CK(cudaStreamSynchronize(hand.stream));
-      return now_us() - t0;
-    };
-    DagGraph as_given(d, empty.desc.func);
-    DagGraph by_index(d, empty.desc.func, schedule_of(x));
-    auto raw_of = [](cudaGraphExec_t e, cudaStream_t st) {
-      return [e, st](int reps) {
+    std::vector<double> per[4];
+    for (int k = 0; k < kInstantiations; k++) {
+      double explicit_ms = 0, capture_ms = 0;
+      sg_exec *x = make_exec(lg, SG_MODE_GRAPH, SG_BUILD_EXPLICIT, &explicit_ms);
+      sg_exec *xc = make_exec(lg, SG_MODE_GRAPH, SG_BUILD_CAPTURE, &capture_ms);
+      SGK(sg_exec_destroy(xc));
+      HandGraph hand(schedule_of(x), empty.desc.func, nullptr);
+      if (k == 0) { // build times: the first build of each (the creation table measures more)
+        r.create_explicit_ms = explicit_ms;
+        r.create_capture_ms = capture_ms;
+        r.hand_build_ms = hand.build_ms;
+      }
+      auto ours = [&](int reps) {
         double t0 = now_us();
-        for (int i = 0; i < reps; i++) CK(cudaGraphLaunch(e, st));
-        CK(cudaStreamSynchronize(st));
+        for (int i = 0; i < reps; i++) SGK(sg_exec_launch(x, nullptr));
+        SGK(sg_exec_wait(x));
         return now_us() - t0;
       };
-    };
-    std::vector<double> m = compare_all(
-        reps_for(d.n, 5),
-        {ours, base, raw_of(as_given.exec, as_given.stream), raw_of(by_index.exec, by_index.stream)});
-    r.graph_us = m[0] / n;
-    r.hand_graph_us = m[1] / n;
-    r.dag_graph_us = m[2] / n;
-    r.idx_graph_us = m[3] / n;
-    SGK(sg_exec_destroy(x));
+      auto base = [&](int reps) {
+        double t0 = now_us();
+        for (int i = 0; i < reps; i++) CK(cudaGraphLaunch(hand.exec, hand.stream));
+        CK(cudaStreamSynchronize(hand.stream));
+        return now_us() - t0;
+      };
+      DagGraph as_given(d, empty.desc.func);
+      DagGraph by_index(d, empty.desc.func, schedule_of(x));
+      auto raw_of = [](cudaGraphExec_t e, cudaStream_t st) {
+        return [e, st](int reps) {
+          double t0 = now_us();
+          for (int i = 0; i < reps; i++) CK(cudaGraphLaunch(e, st));
+          CK(cudaStreamSynchronize(st));
+          return now_us() - t0;
+        };
+      };
+      std::vector<double> m = compare_all(reps_for(d.n, 5),
+                                          {ours, base, raw_of(as_given.exec, as_given.stream),
+                                           raw_of(by_index.exec, by_index.stream)});
+      for (int i = 0; i < 4; i++) per[i].push_back(m[i] / n);
+      SGK(sg_exec_destroy(x));
+    }
+    r.graph_us = median(per[0]);
+    r.hand_graph_us = median(per[1]);
+    r.dag_graph_us = median(per[2]);
+    r.idx_graph_us = median(per[3]);
   }
   SGK(sg_graph_destroy(lg.g));
 
