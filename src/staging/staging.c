@@ -233,7 +233,8 @@ static sg_status registered_make(sg__staging *st, const sg__copy *c, sg__stage_d
  * (policy.h): NONE, and AUTO below auto_min_bytes, are staged too. */
 static sg_status staged_make(sg__staging *st, const sg__copy *c, sg__stage_dir dir,
                              const char *where, sg__pstate **out) {
-  sg__copy_route route = sg__staging_fallback(st->policy, st->mem->dma, 1, c->bytes, auto_min(st, dir));
+  sg__copy_route route =
+      sg__staging_fallback(st->policy, st->mem->dma, 1, c->bytes, auto_min(st, dir));
   sg__pstate *p = sg__calloc(1, sizeof *p);
   if (!p) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", where);
   *p = (sg__pstate){NULL, dir, NULL, c->bytes, route, NULL, NULL};
