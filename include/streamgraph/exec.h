@@ -327,9 +327,10 @@ sg_status sg_exec_set_stream_fn(sg_exec *exec, sg_node node, const sg_stream_fn_
 #endif
 
 /* Re-applies a (possibly edited) graph. With the same topology and node kinds
- * only parameters change (in place, no re-plan); otherwise the executable is
- * re-planned and rebuilt, and stats.rebuilds says so. Waits for launches in
- * flight first.
+ * only parameters change (in place, no re-plan), node by node as
+ * sg_exec_set_* changes them: for the launches that follow, launches already
+ * made keep theirs. Otherwise the executable is re-planned and rebuilt, and
+ * stats.rebuilds says so; a rebuild first waits for the launches in flight.
  *
  * A rebuild is all or nothing: the new state is built beside the old one
  * (for that moment both hold their threads, streams and staging rings), so

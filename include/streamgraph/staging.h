@@ -77,9 +77,12 @@ typedef enum sg_staging_policy {
 typedef struct sg_staging_options {
   sg_staging_policy policy;
   sg_pinned_pool *pool;       /* NULL: the process-wide default pool */
-  size_t chunk_bytes;         /* 0: adapted to each copy's size and direction, 1 to 16 MiB
-                                 (64 MiB: 10.7 MiB host->device, 16 MiB device->host;
-                                 1 GiB: 16 MiB; 8 MiB or less: one or two chunks) */
+  size_t chunk_bytes;         /* 0: adapted to each copy's size, direction and protocol,
+                                 1 to 16 MiB. Memop protocol (the default where the device
+                                 has it): 64 MiB in about 3.5 MiB chunks, 1 GiB in about
+                                 14 MiB. Callback protocol: 64 MiB in 10.7 MiB chunks
+                                 host->device, 16 MiB device->host; 1 GiB in 16 MiB; 8 MiB
+                                 or less in one or two chunks (docs/staging.md) */
   unsigned ring_depth;        /* pinned chunks in flight per staged copy; 0: 4 */
   unsigned copy_threads;      /* host threads splitting each chunk's copy; 0: three quarters
                                  of the CPUs, at most 12 */
