@@ -31,9 +31,22 @@ install(FILES ${PROJECT_SOURCE_DIR}/LICENSE ${PROJECT_SOURCE_DIR}/CHANGELOG.md
 # run path); a static link also needs what Libs.private lists.
 file(RELATIVE_PATH SG_PC_TO_PREFIX "/root/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/root")
 string(REGEX REPLACE "/$" "" SG_PC_TO_PREFIX "${SG_PC_TO_PREFIX}")
+# The same libraries the static library's CMake target links (src/CMakeLists.txt).
 set(SG_PC_LIBS_PRIVATE "-lpthread")
 if(SG_HAVE_CUDA)
-  set(SG_PC_LIBS_PRIVATE "-L${CUDAToolkit_LIBRARY_DIR} -lcudart ${SG_PC_LIBS_PRIVATE}")
+  set(_sg_pc_cuda "-L${CUDAToolkit_LIBRARY_DIR} -lcudart")
+  if(SG_HAVE_NVRTC)
+    string(APPEND _sg_pc_cuda " -lnvrtc")
+  endif()
+  if(SG_HAVE_NCCL)
+    string(APPEND _sg_pc_cuda " ${SG_NCCL_LIBRARY}")
+  endif()
+  if(SG_HAVE_NVTX)
+    foreach(_sg_dl ${CMAKE_DL_LIBS})
+      string(APPEND _sg_pc_cuda " -l${_sg_dl}")
+    endforeach()
+  endif()
+  set(SG_PC_LIBS_PRIVATE "${_sg_pc_cuda} ${SG_PC_LIBS_PRIVATE}")
 endif()
 configure_file(${CMAKE_CURRENT_LIST_DIR}/streamgraph.pc.in
   ${CMAKE_CURRENT_BINARY_DIR}/pkgconfig/streamgraph.pc @ONLY)

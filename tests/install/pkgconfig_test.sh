@@ -22,6 +22,14 @@ libdir="$(pkg-config --variable=libdir streamgraph)"
 LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
   "$work/outside" "$(pkg-config --modversion streamgraph)" "$work"
 
+# A static link: the static library plus what `--static` adds (Libs.private)
+# must be enough.
+static_libs="$(pkg-config --static --libs streamgraph | sed 's/-lstreamgraph\b//')"
+echo "cc $(basename "$program") $libdir/libstreamgraph.a $static_libs"
+cc -std=c11 -Wall -Wextra -Werror $(pkg-config --cflags streamgraph) "$program" \
+  "$libdir/libstreamgraph.a" $static_libs -o "$work/outside_static"
+"$work/outside_static" "$(pkg-config --modversion streamgraph)" "$work"
+
 # The kernels library has its own file, which pulls in streamgraph's.
 pkg-config --exists streamgraph-kernels ||
   { echo "pkgconfig_test: no streamgraph-kernels.pc" >&2; exit 1; }
