@@ -311,7 +311,7 @@ typedef struct sg_pipeline_stats {
   int stopped;               /* 1 once a batch has failed */
   uint64_t failed_batch;     /* when stopped: the first batch (in order) that failed */
   sg_status fail_status;     /* when stopped: its status */
-  unsigned queue;            /* batches in flight per instance, at most */
+  unsigned queue;            /* batches in flight per instance, at most (1 with `bind`) */
 } sg_pipeline_stats;
 
 SG_API sg_status sg_pipeline_get_stats_sized(const sg_pipeline *pipeline, sg_pipeline_stats *stats,

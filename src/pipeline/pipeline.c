@@ -200,7 +200,7 @@ static sg_status get_stats(const sg_pipeline *p, sg_pipeline_stats *stats, const
   if (!stats) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: stats is NULL", fn);
   memset(stats, 0, sizeof *stats);
   stats->depth = p->depth;
-  stats->queue = p->queue;
+  stats->queue = p->options.bind ? 1 : p->queue; /* a bind callback runs with its instance idle */
   stats->submitted = p->next_batch;
   stats->reported = p->next_report;
   stats->waits = p->waits;

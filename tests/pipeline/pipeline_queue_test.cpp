@@ -306,6 +306,9 @@ TEST(PipelineQueue, BindCallbackRunsWithTheInstanceIdle) {
   Probe b0{&hold, &pg.log, 10}, b1{nullptr, &pg.log, 11};
   SG_ASSERT_OK(submit_probe(p, pg.probe, &b0, false));
   EXPECT_EQ(submit_probe(p, pg.probe, &b1, false), SG_ERR_WOULD_BLOCK);
+  sg_pipeline_stats s;
+  SG_ASSERT_OK(sg_pipeline_get_stats(p, &s));
+  EXPECT_EQ(s.queue, 1u) << "the queue in effect, not the option (2)";
   hold.release();
   SG_EXPECT_OK(submit_probe(p, pg.probe, &b1, true));
   SG_ASSERT_OK(sg_pipeline_drain(p));
