@@ -302,30 +302,12 @@ TEST_P(NodeKinds, EmptyGraph) {
 // and so for the host node: sg_exec_launch never returned. The backend
 // loads every kernel at creation. Should the launch block, a watchdog opens
 // the gate after 20 s and the test fails instead of hanging.
-struct WaitGate {
-  std::mutex m;
-  std::condition_variable cv;
-  bool open = false;
-  void release() {
-    std::lock_guard<std::mutex> l(m);
-    open = true;
-    cv.notify_all();
-  }
-};
-
-int wait_gate(void *p) {
-  auto *g = static_cast<WaitGate *>(p);
-  std::unique_lock<std::mutex> l(g->m);
-  g->cv.wait(l, [g] { return g->open; });
-  return 0;
-}
-
 TEST_P(NodeKinds, KernelFirstLaunchedBehindAWaitingHostNode) {
   DevMem out(kBytes);
   gputest::poison(out.p, kBytes);
-  WaitGate gate;
+  sgtest::HostGate gate;
   sgtest::Graph g;
-  sg_host_desc h = {wait_gate, &gate, "gate"};
+  sg_host_desc h = {sgtest::HostGate::wait_fn, &gate, "gate"};
   sg_node held;
   SG_ASSERT_OK(sg_graph_add_host(g, &h, nullptr, 0, &held));
   gputest::KernelCall k(gt_kernel_first_use_fill(), 64, 256, 0, "first-use");
@@ -334,24 +316,13 @@ TEST_P(NodeKinds, KernelFirstLaunchedBehindAWaitingHostNode) {
   sg_exec_options o = options();
   sgtest::Exec x;
   SG_ASSERT_OK(sg_exec_create(g, &o, &x.e));
-  std::mutex m;
-  std::condition_variable cv;
-  bool launched = false, forced = false;
-  std::thread watchdog([&] {
-    std::unique_lock<std::mutex> l(m);
-    forced = !cv.wait_for(l, std::chrono::seconds(20), [&] { return launched; });
-    l.unlock();
-    gate.release();
-  });
+  sgtest::Watchdog watchdog([&] { gate.release(); }, 20);
   sg_status st = sg_exec_launch(x, nullptr);
-  {
-    std::lock_guard<std::mutex> l(m);
-    launched = true;
-  }
-  cv.notify_all();
-  watchdog.join();
-  EXPECT_FALSE(forced) << "sg_exec_launch returned only once the watchdog opened the gate: the "
-                          "launch waited for its own host node (a kernel loaded at launch?)";
+  watchdog.disarm();
+  gate.release();
+  EXPECT_FALSE(watchdog.fired())
+      << "sg_exec_launch returned only once the watchdog opened the gate: the launch waited "
+         "for its own host node (a kernel loaded at launch?)";
   SG_ASSERT_OK(st);
   SG_ASSERT_OK(sg_exec_wait(x));
   auto got = gputest::read_u32(out.p, kN);

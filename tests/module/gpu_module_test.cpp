@@ -535,47 +535,17 @@ TEST(GpuModuleFiles, FatbinAndCubinFilesLoad) {
 // loaded just before, so that its kernel has never run. Should a launch
 // block, a watchdog opens the gate after 20 s and the test fails instead
 // of hanging.
-struct Gate {
-  std::mutex m;
-  std::condition_variable cv;
-  bool open = false;
-  void set(bool value) {
-    std::lock_guard<std::mutex> l(m);
-    open = value;
-    cv.notify_all();
-  }
-};
-
-int wait_gate(void *p) {
-  auto *g = static_cast<Gate *>(p);
-  std::unique_lock<std::mutex> l(g->m);
-  g->cv.wait(l, [g] { return g->open; });
-  return 0;
-}
-
 // Launches `x` (whose host node waits for `gate`), opening the gate once
 // sg_exec_launch has returned, or after 20 s; then waits for the launch.
-void launch_behind_gate(sg_exec *x, Gate *gate, const std::string &what) {
+void launch_behind_gate(sg_exec *x, sgtest::HostGate *gate, const std::string &what) {
   gate->set(false);
-  std::mutex m;
-  std::condition_variable cv;
-  bool launched = false, forced = false;
-  std::thread watchdog([&] {
-    std::unique_lock<std::mutex> l(m);
-    forced = !cv.wait_for(l, std::chrono::seconds(20), [&] { return launched; });
-    l.unlock();
-    gate->set(true);
-  });
+  sgtest::Watchdog watchdog([gate] { gate->release(); }, 20);
   sg_status st = sg_exec_launch(x, nullptr);
-  {
-    std::lock_guard<std::mutex> l(m);
-    launched = true;
-  }
-  cv.notify_all();
-  watchdog.join();
-  EXPECT_FALSE(forced) << what << ": sg_exec_launch returned only once the watchdog opened the "
-                          "gate: the launch waited for its own host node (the module kernel "
-                          "loaded at launch?)";
+  watchdog.disarm();
+  gate->release();
+  EXPECT_FALSE(watchdog.fired())
+      << what << ": sg_exec_launch returned only once the watchdog opened the gate: the launch "
+                 "waited for its own host node (the module kernel loaded at launch?)";
   ASSERT_EQ(st, SG_OK) << what << ": " << sg_last_error();
   ASSERT_EQ(sg_exec_wait(x), SG_OK) << what << ": " << sg_last_error();
 }
@@ -595,8 +565,8 @@ TEST(GpuModuleFiles, ModuleKernelFirstLaunchedBehindAWaitingHostNode) {
     size_t sizes[] = {sizeof ptr, sizeof value, sizeof count};
     sg_kernel_desc k = {first.kernel("fill"), SG_KERNEL_CUDA_KERNEL, {3, 1, 1}, {128, 1, 1}, 0,
                         args, sizes, 3, nullptr, "fill"};
-    Gate gate;
-    sg_host_desc h = {wait_gate, &gate, "gate"};
+    sgtest::HostGate gate;
+    sg_host_desc h = {sgtest::HostGate::wait_fn, &gate, "gate"};
     sgtest::Graph g;
     sg_node held, fill;
     SG_ASSERT_OK(sg_graph_add_host(g, &h, nullptr, 0, &held));

@@ -250,23 +250,8 @@ struct Batches {
 };
 
 // A gate a host node waits on: holds a batch in flight until released.
-struct Gate {
-  std::mutex m;
-  std::condition_variable cv;
-  bool open = false;
-  void release() {
-    std::lock_guard<std::mutex> l(m);
-    open = true;
-    cv.notify_all();
-  }
-};
-
-inline int gate_fn(void *p) {
-  auto *g = static_cast<Gate *>(p);
-  std::unique_lock<std::mutex> l(g->m);
-  g->cv.wait(l, [g] { return g->open; });
-  return 0;
-}
+using Gate = sgtest::HostGate;
+inline int gate_fn(void *p) { return Gate::wait_fn(p); }
 
 }  // namespace pipetest
 

@@ -115,6 +115,26 @@ class Watchdog {
   std::thread thread_;  // last: starts once the members above exist
 };
 
+// A gate a host node waits at (wait_fn, with the gate as user data) until
+// the test opens it; set(false) closes it again for a later launch.
+struct HostGate {
+  std::mutex m;
+  std::condition_variable cv;
+  bool open = false;
+  void set(bool value) {
+    std::lock_guard<std::mutex> l(m);
+    open = value;
+    cv.notify_all();
+  }
+  void release() { set(true); }
+  static int wait_fn(void *p) {
+    auto *g = static_cast<HostGate *>(p);
+    std::unique_lock<std::mutex> l(g->m);
+    g->cv.wait(l, [g] { return g->open; });
+    return 0;
+  }
+};
+
 inline sg_exec_options host_options(unsigned max_streams = 0) {
   sg_exec_options o;
   sg_exec_options_init(&o);
