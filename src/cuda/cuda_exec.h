@@ -292,13 +292,16 @@ sg_status sg__cuda_staged_copy_prepare(sg__cuda_state *b, uint32_t index, const 
  * launch); SG_ERR_UNSUPPORTED, naming the copy, when `stream` is capturing. */
 sg_status sg__cuda_staged_copy_launch_check(sg__cuda_state *b, cudaStream_t stream);
 /* Graph mode, right before cudaGraphLaunch: hands each staged copy of the
- * graph the pageable address of this launch (the node's parameters now).
- * SG_ERR_OUT_OF_MEMORY, with its message, when one cannot take it; nothing
- * is handed over then. */
+ * graph the pageable address of this launch (the node's parameters now) and
+ * arms its memop-protocol copies for it. Armed before the launch, because
+ * cudaGraphLaunch may block until the device has run part of the graph (a
+ * large graph's first launch does), and the device cannot pass a staged
+ * copy whose host side is not served yet. SG_ERR_OUT_OF_MEMORY, with its
+ * message, when one cannot take its address; nothing is handed over then. */
 sg_status sg__cuda_staged_copy_queue(sg__cuda_state *b);
-/* Graph mode, after the cudaGraphLaunch that followed the queue: arms the
- * graph's memop-protocol copies for it, or, when it was not `launched`,
- * takes the addresses queued for it back. */
+/* Graph mode, after the cudaGraphLaunch that followed the queue: when it
+ * was not `launched`, takes back the addresses queued and the arms made for
+ * it. */
 void sg__cuda_staged_copy_launched(sg__cuda_state *b, int launched);
 
 /* ---- peer_copy.c: copies between GPUs without peer access --------------- */

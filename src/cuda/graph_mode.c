@@ -104,6 +104,24 @@ static cudaError_t point_trace_nodes(sg__cuda_state *b, const sg__cuda_trace_set
   return cudaSuccess;
 }
 
+/* CUDA does not take a graph launch into a stream being captured: the call
+ * fails and invalidates the caller's capture. Refused before that, so the
+ * capture stays valid. */
+static sg_status refuse_capture(cudaStream_t caller) {
+  enum cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  cudaError_t err = SG_CUDA(cudaStreamIsCapturing(caller, &capture));
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    return sg__cuda_fail(err, "cudaStreamIsCapturing", "sg_exec_launch");
+  }
+  if (capture == cudaStreamCaptureStatusNone) return SG_OK;
+  return sg__fail(SG_ERR_UNSUPPORTED,
+                  "sg_exec_launch: the stream is being captured into a CUDA graph, and a graph-mode "
+                  "executable cannot be launched into a capture (CUDA refuses a graph launch "
+                  "there); capture a streams-mode executable instead, or launch this one outside "
+                  "the capture");
+}
+
 sg_status sg__cuda_graph_launch(sg__cuda_state *b, void *cuda_stream, uint64_t launch) {
   static const char fn[] = "sg_exec_launch";
   if (b->s->node_count == 0) {
@@ -122,6 +140,11 @@ sg_status sg__cuda_graph_launch(sg__cuda_state *b, void *cuda_stream, uint64_t l
   cudaStream_t target = caller ? caller : b->home;
   /* No capture of a graph whose copies the host serves per launch. */
   if ((st = sg__cuda_staged_copy_launch_check(b, caller))) {
+    sg__cuda_leave(b->device, previous);
+    sg__exec_fail_launch(b->exec, launch, st, "%s", sg_last_error());
+    return st;
+  }
+  if (caller && (st = refuse_capture(caller))) {
     sg__cuda_leave(b->device, previous);
     sg__exec_fail_launch(b->exec, launch, st, "%s", sg_last_error());
     return st;
@@ -146,7 +169,7 @@ sg_status sg__cuda_graph_launch(sg__cuda_state *b, void *cuda_stream, uint64_t l
   if (err == cudaSuccess) {
     call = "cudaGraphLaunch";
     err = SG_CUDA(cudaGraphLaunch(b->g.exec, target));
-    /* Arms its memop-protocol copies, or takes back what was queued. */
+    /* A launch that did not go in takes back what was queued and armed. */
     sg__cuda_staged_copy_launched(b, err == cudaSuccess);
   }
   if (err == cudaSuccess) {

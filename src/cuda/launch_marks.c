@@ -26,7 +26,19 @@
 cudaError_t sg__cuda_mark_launch(sg__cuda_state *b, cudaStream_t stream, uint64_t launch,
                                  const char **call) {
   const uint32_t i = (uint32_t)(launch % RING);
-  cudaError_t err = cudaSuccess;
+  /* A launch captured into a caller's graph has not run and will not run
+   * as this launch: an event recorded under capture marks nothing, and a
+   * wait on it fails (invalid argument). It is still recorded (in streams
+   * mode the caller's stream waits on it: that joins the capture back),
+   * but names no launch; waits fall back to a later mark or to the
+   * streams. */
+  enum cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+  *call = "cudaStreamIsCapturing (end of the launch)";
+  cudaError_t err = SG_CUDA(cudaStreamIsCapturing(stream, &capturing));
+  if (err != cudaSuccess) {
+    b->marked[i] = 0;
+    return err;
+  }
   if (!b->marks[i]) {
     *call = "cudaEventCreateWithFlags (launch mark)";
     err = SG_CUDA(cudaEventCreateWithFlags(&b->marks[i], cudaEventDisableTiming));
@@ -39,7 +51,7 @@ cudaError_t sg__cuda_mark_launch(sg__cuda_state *b, cudaStream_t stream, uint64_
   err = SG_CUDA(cudaEventRecord(b->marks[i], stream));
   /* A failed record leaves the slot naming no launch: waits fall back to
    * a later mark or to the streams. */
-  b->marked[i] = err == cudaSuccess ? launch : 0;
+  b->marked[i] = err == cudaSuccess && capturing == cudaStreamCaptureStatusNone ? launch : 0;
   return err;
 }
 

@@ -619,27 +619,27 @@ sg_status sg__cuda_staged_copy_queue(sg__cuda_state *b) {
     if (run && sg__stage_launch_reserve(run, where_of(b, "sg_exec_launch", i, where)))
       return SG_ERR_OUT_OF_MEMORY; /* nothing queued yet */
   }
+  const sg__stage_watch w = watch_for(b);
   for (uint32_t i = 0; i < b->s->node_count; i++) {
     sg__stage_run *run = live_run(b, i);
     if (!run) continue;
     void *host, *device;
     sg__staging_sides(&b->nodes[i].u.copy, run->dir, &host, &device);
     sg__stage_launch_queue(run, host);
+    /* The conductor waits for the device's `go`: serving starts only when
+     * the graph gets there, whenever cudaGraphLaunch returns. */
+    if (run->protocol == SG__STAGE_MEMOPS)
+      sg__stage_arm(run, &w, where_of(b, "sg_exec_launch", i, where));
   }
   return SG_OK;
 }
 
 void sg__cuda_staged_copy_launched(sg__cuda_state *b, int launched) {
-  if (!b->g.staged) return;
-  const sg__stage_watch w = watch_for(b);
+  if (!b->g.staged || launched) return;
   for (uint32_t i = 0; i < b->s->node_count; i++) {
     sg__stage_run *run = live_run(b, i);
     if (!run) continue;
-    if (!launched) {
-      sg__stage_launch_unqueue(run);
-    } else if (run->protocol == SG__STAGE_MEMOPS) {
-      char where[SG__STAGING_LABEL_BYTES + 64];
-      sg__stage_arm(run, &w, where_of(b, "sg_exec_launch", i, where));
-    }
+    if (run->protocol == SG__STAGE_MEMOPS) sg__stage_unarm(run);
+    sg__stage_launch_unqueue(run);
   }
 }

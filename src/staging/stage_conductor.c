@@ -306,6 +306,19 @@ void sg__stage_arm(sg__stage_run *run, const sg__stage_watch *watch, const char 
   sg__mutex_unlock(&c->lock);
 }
 
+void sg__stage_unarm(sg__stage_run *run) {
+  sg__conductor *c = conductor_of(run);
+  sg__stage_activation *a = &run->act;
+  sg__mutex_lock(&c->lock);
+  if (a->listed && a->armed > 1) {
+    a->armed--;
+  } else if (a->listed) {
+    a->armed = 0;
+    unlink_run(c, run);
+  }
+  sg__mutex_unlock(&c->lock);
+}
+
 void sg__stage_abandon(sg__stage_run *run) {
   sg__conductor *c = conductor_of(run);
   sg__mutex_lock(&c->lock);

@@ -47,6 +47,11 @@ void sg__conductor_destroy(sg__conductor *c);
  * and how to tell a broken device; `where` starts the messages. */
 void sg__stage_arm(sg__stage_run *run, const sg__stage_watch *watch, const char *where);
 
+/* Takes back the arm made last for `run`, for a launch that was then not
+ * enqueued at all (the device never reaches its program, so never writes
+ * its `go`). Earlier launches still armed are served as before. */
+void sg__stage_unarm(sg__stage_run *run);
+
 /* The launch that armed `run` enqueued only part of its program: releases
  * the run (its waits pass; no report, the launch fails by itself) and
  * stops queueing its host copies. The backend then says, with

@@ -141,6 +141,8 @@ struct Scenario {
     uint32_t bits = 0;
     while (bits < 31 && (1u << (bits + 1)) <= lim.max_words) bits++;
     words = 1 + ch.below(std::min<uint32_t>(lim.max_words, 1u << ch.below(bits + 1)));
+    if (lim.min_words && lim.min_words <= lim.max_words)
+      words = lim.min_words + ch.below(lim.max_words - lim.min_words + 1);
     bytes = static_cast<size_t>(words) * 4;
     capacity = lim.max_nodes + lim.rounds * lim.max_added;
     nodes.reserve(capacity);  // host records point into nodes: never reallocate
@@ -356,6 +358,9 @@ struct Scenario {
     const size_t chunks[5] = {0, bytes, bytes / 2 + 1, bytes / 3 + 7, bytes / 8 + 1};
     o.staging.chunk_bytes = chunks[ch.below(5)];
     o.staging.ring_depth = ch.below(4);
+    if (cfg.chunk_bytes) o.staging.chunk_bytes = cfg.chunk_bytes;
+    if (cfg.ring_depth) o.staging.ring_depth = cfg.ring_depth;
+    o.staging.copy_threads = cfg.copy_threads;
     return ok(sg_exec_create(graph, &o, &exec), "sg_exec_create");
   }
 
@@ -542,7 +547,7 @@ struct Scenario {
 
   std::string run() {
     if (!setup()) return error;
-    uint32_t count = 1 + ch.below(lim.max_nodes);
+    uint32_t count = lim.exact_nodes ? lim.max_nodes : 1 + ch.below(lim.max_nodes);
     for (uint32_t v = 0; v < count && !failed(); v++) make_node(v);
     if (failed() || !create_exec()) return error;
     for (round = 0; round < lim.rounds && !failed(); round++) {
@@ -567,6 +572,9 @@ std::string describe(const Config &c) {
       << (c.mode == SG_MODE_STREAMS ? "streams"
                                     : c.build == SG_BUILD_CAPTURE ? "graph-capture" : "graph-explicit")
       << "/" << policies[c.policy & 3] << "/max_streams=" << c.max_streams;
+  if (c.chunk_bytes) out << "/chunk_bytes=" << c.chunk_bytes;
+  if (c.ring_depth) out << "/ring_depth=" << c.ring_depth;
+  if (c.copy_threads) out << "/copy_threads=" << c.copy_threads;
   return out.str();
 }
 

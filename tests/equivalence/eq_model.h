@@ -37,11 +37,18 @@ struct Config {
   const void *kernel_func = nullptr; // the CUDA kernel (eq_kernel.h), NULL on the host backend
   size_t auto_min_bytes = 0;        // AUTO's threshold (0: the library's default)
   unsigned auto_register_after = 0;
+  // Staging geometry: 0 leaves each to the scenario (a random chunk size
+  // and ring depth, the library's default threads); else that value.
+  size_t chunk_bytes = 0;
+  unsigned ring_depth = 0;
+  unsigned copy_threads = 0;
 };
 
 struct Limits {
   uint32_t max_nodes = 24;      // nodes of the first graph (at least 1)
   uint32_t max_words = 256;     // 32-bit words per node's output (at least 1)
+  uint32_t min_words = 0;       // 0: log-uniform in [1, max_words]; else uniform in [min, max]
+  bool exact_nodes = false;     // the first graph has max_nodes nodes, not 1..max_nodes
   uint32_t rounds = 4;          // rounds of updates and launches
   uint32_t max_launches = 3;    // launches back to back per round
   uint32_t max_added = 3;       // nodes added per topology change

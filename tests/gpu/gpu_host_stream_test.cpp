@@ -226,3 +226,70 @@ TEST(GpuHostStreamMixed, ManyLinkedExecutablesComeAndGo) {
 }
 
 }  // namespace
+
+// A caller captures a streams-mode launch into a CUDA graph of its own, then
+// replays it. The launch's end was marked under the capture, where an event
+// marks nothing: the executable must neither wait on that mark (CUDA
+// refuses, invalid argument) nor fail because of it. Waits, queries and
+// destruction succeed, and the caller's graph does the launch's work each
+// replay. A graph-mode launch into a capture is refused with the capture
+// left valid (CUDA takes no graph launch there).
+class GpuCapturedLaunch : public gputest::ModeTest {};
+
+TEST_P(GpuCapturedLaunch, MarksRecordedUnderCaptureAreNotWaitedOn) {
+  constexpr size_t kWords = 4096;
+  gputest::DevMem dev(kWords * 4);
+  std::vector<uint32_t> host(kWords);
+  sgtest::Graph g;
+  sg_memset_desc m = {dev.p, 0x5a5a5a5au, 4, kWords, "fill"};
+  SG_ASSERT_OK(sg_graph_add_memset(g, &m, nullptr, 0, nullptr));
+  sg_exec_options o = options();
+  sg_exec *e = nullptr;
+  SG_ASSERT_OK(sg_exec_create(g, &o, &e));
+  // An uncaptured launch first, so that the mark ring holds a real mark.
+  SG_ASSERT_OK(sg_exec_launch(e, nullptr));
+  SG_ASSERT_OK(sg_exec_wait(e));
+  cudaStream_t s;
+  CUDA_ASSERT(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  CUDA_ASSERT(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  if (graph_mode()) {
+    // CUDA takes no graph launch into a capture: refused, the capture intact.
+    EXPECT_EQ(sg_exec_launch(e, s), SG_ERR_UNSUPPORTED);
+    EXPECT_NE(std::string(sg_last_error()).find("captured"), std::string::npos)
+        << sg_last_error();
+    CUDA_ASSERT(cudaMemsetAsync(dev.p, 0x5a, kWords * 4, s));  // the caller's own work
+  } else {
+    SG_ASSERT_OK(sg_exec_launch(e, s));
+  }
+  cudaGraph_t graph = nullptr;
+  CUDA_ASSERT(cudaStreamEndCapture(s, &graph));
+  ASSERT_NE(graph, nullptr);
+  cudaGraphExec_t replay = nullptr;
+  CUDA_ASSERT(cudaGraphInstantiate(&replay, graph, 0));
+  for (int round = 0; round < 2; round++) {
+    CUDA_ASSERT(cudaMemset(dev.p, 0, kWords * 4));
+    CUDA_ASSERT(cudaGraphLaunch(replay, s));
+    CUDA_ASSERT(cudaStreamSynchronize(s));
+    CUDA_ASSERT(cudaMemcpy(host.data(), dev.p, kWords * 4, cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < kWords; i++) ASSERT_EQ(host[i], 0x5a5a5a5au) << "word " << i;
+  }
+  if (!graph_mode()) {
+    SG_EXPECT_OK(sg_exec_wait(e));
+    SG_EXPECT_OK(sg_exec_query(e));
+    // The executable still works after the capture.
+    CUDA_ASSERT(cudaMemset(dev.p, 0, kWords * 4));
+    SG_EXPECT_OK(sg_exec_launch(e, nullptr));
+    SG_EXPECT_OK(sg_exec_wait(e));
+    CUDA_ASSERT(cudaMemcpy(host.data(), dev.p, kWords * 4, cudaMemcpyDeviceToHost));
+    EXPECT_EQ(host[kWords - 1], 0x5a5a5a5au);
+  }
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  SG_EXPECT_OK(sg_exec_destroy(e));
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  CUDA_ASSERT(cudaGraphExecDestroy(replay));
+  CUDA_ASSERT(cudaGraphDestroy(graph));
+  CUDA_ASSERT(cudaStreamDestroy(s));
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, GpuCapturedLaunch, ::testing::ValuesIn(gputest::all_modes()),
+                         gputest::mode_name);
