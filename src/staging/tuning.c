@@ -13,15 +13,17 @@
 #define H2D_OVERHEAD_TIMES_RATE ((uint64_t)57 * 38800)  /* us * MB/s = bytes */
 #define D2H_OVERHEAD_TIMES_RATE ((uint64_t)102 * 41200)
 
-/* The memop protocol has no callback per chunk: what remains is one DMA's
- * setup (pinned copies lose ~3 us per call: 48.2 GB/s in 1 MiB calls
- * against 55 GB/s, ../shared/h200-limits.md) and one batch of stream
- * memory operations, taken as 5 us in both directions until the
- * benchmark's chunk sweep under this protocol measures it; r as above.
- * 64 MiB then goes in 19 chunks of 3.4 MiB, 1 GiB in 74 of 13.8 MiB,
- * 4 MiB in four of 1 MiB. */
-#define MEMOPS_H2D_OVERHEAD_TIMES_RATE ((uint64_t)5 * 38800)
-#define MEMOPS_D2H_OVERHEAD_TIMES_RATE ((uint64_t)5 * 41200)
+/* The memop protocol has no callback per chunk: what remains per chunk is
+ * one DMA's setup, one batch of stream memory operations and the hand-over
+ * between the GPU and the conductor (a poll round trip on each side). The
+ * benchmark's chunk sweep under this protocol (1 to 16 MiB chunks at 64
+ * MiB and 256 MiB, bench/RESULTS.md) fits o at about 14 us host->device
+ * and 40 us device->host, where the conductor sees `done` only after the
+ * DMA and its drain starts then; r as above. 64 MiB then goes in 11 chunks
+ * of 5.8 MiB host->device and 6 of 10.7 MiB device->host, 1 GiB in 16 MiB
+ * chunks both ways. */
+#define MEMOPS_H2D_OVERHEAD_TIMES_RATE ((uint64_t)14 * 38800)
+#define MEMOPS_D2H_OVERHEAD_TIMES_RATE ((uint64_t)40 * 41200)
 
 static uint64_t isqrt(uint64_t n) {
   uint64_t lo = 0, hi = (uint64_t)1 << 32;
