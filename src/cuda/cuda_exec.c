@@ -119,9 +119,10 @@ static sg_status setup_nodes(sg__cuda_state *b, const sg_staging_options *stagin
   if (!st) st = sg__cuda_devices_streams(&b->dev, fn);
   /* Copies with a pageable side: routes, and in graph mode the rings a
    * build bakes in. */
+  const sg__copy_spans spans = sg__trace_copy_spans(trace);
   if (!st)
     st = sg__staging_create(staging, &sg__cuda_stage_mem, b->device, b->mode == SG_MODE_GRAPH,
-                            b->s->node_count, trace, fn, &b->staging);
+                            b->s->node_count, &spans, fn, &b->staging);
   for (uint32_t i = 0; i < b->s->node_count && !st; i++) {
     if (b->nodes[i].kind != SG__NODE_COPY) continue;
     char where[SG__STAGING_LABEL_BYTES + 64], label[SG__STAGING_LABEL_BYTES];

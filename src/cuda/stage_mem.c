@@ -6,6 +6,7 @@
 
 #include "cuda/cuda_call.h"
 #include "cuda/staged_memops.h"
+#include "exec/staging_api.h"
 
 sg_status sg__cuda_pinned_alloc(int device, size_t bytes, const char *where, void **out) {
   int previous = 0;
@@ -111,4 +112,5 @@ const sg__stage_mem sg__cuda_stage_mem = {
     .fence_busy = fence_busy,
     .fence_wait = fence_wait,
     .memops_supported = sg__staging_cuda_memops_supported,
+    .default_pool = sg__pinned_pool_default,
 };

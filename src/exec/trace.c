@@ -83,22 +83,17 @@ void sg__trace_commit(sg__trace *t, uint64_t launch, uint64_t start_ns, const ui
 
 static atomic_uint next_lane;
 static _Thread_local uint32_t my_lane;      /* 0: not assigned yet */
-static _Thread_local int my_copy_thread;
 
-uint32_t sg__trace_lane(int *copy_thread) {
+uint32_t sg__trace_lane(void) {
   if (my_lane == 0) my_lane = atomic_fetch_add(&next_lane, 1) + 1;
-  if (copy_thread) *copy_thread = my_copy_thread;
   return my_lane;
 }
 
-void sg__trace_mark_copy_thread(void) { my_copy_thread = 1; }
-
 void sg__trace_span_add(sg__trace *t, sg__span_kind kind, uint32_t node, uint32_t chunk,
-                        uint64_t bytes, uint64_t start_ns, uint64_t end_ns) {
-  int copy_thread;
-  uint32_t lane = sg__trace_lane(&copy_thread);
+                        uint64_t bytes, uint64_t start_ns, uint64_t end_ns, int copy_thread) {
+  uint32_t lane = sg__trace_lane();
   sg__trace_span span = {start_ns, end_ns, bytes, node, chunk, lane, (uint8_t)kind,
-                         (uint8_t)copy_thread};
+                         (uint8_t)(copy_thread != 0)};
   sg__mutex_lock(&t->lock);
   t->spans[t->span_total % t->span_cap] = span;
   t->span_total++;
@@ -124,4 +119,15 @@ int sg__trace_read(sg__trace *t, uint64_t launch, uint64_t *launch_out, uint64_t
   }
   sg__mutex_unlock(&t->lock);
   return found ? 0 : -1;
+}
+
+static void copy_span(void *ctx, int drain, uint32_t node, uint32_t chunk, uint64_t bytes,
+                      uint64_t start_ns, uint64_t end_ns, int copy_thread) {
+  sg__trace_span_add(ctx, drain ? SG__SPAN_DRAIN : SG__SPAN_FILL, node, chunk, bytes, start_ns,
+                     end_ns, copy_thread);
+}
+
+sg__copy_spans sg__trace_copy_spans(sg__trace *t) {
+  sg__copy_spans spans = {t ? copy_span : NULL, t};
+  return spans;
 }

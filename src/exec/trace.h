@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "staging/workers.h"
 #include "streamgraph/status.h"
 
 /* A launch without a label (a pipeline labels each launch with its batch). */
@@ -78,16 +79,18 @@ void sg__trace_label(sg__trace *t, uint64_t launch, uint64_t label);
  * launch order; a launch may be skipped (one that failed). */
 void sg__trace_commit(sg__trace *t, uint64_t launch, uint64_t start_ns, const uint64_t *start_rel,
                       const uint64_t *end_rel);
-/* Adds one span (lane and copy_thread are filled in from the calling
- * thread). Callback-safe: a lock and a copy. */
+/* Adds one span (its lane is the calling thread's; `copy_thread`: a staging
+ * copy thread copied it, not a thread waiting for the copy). Callback-safe:
+ * a lock and a copy. */
 void sg__trace_span_add(sg__trace *t, sg__span_kind kind, uint32_t node, uint32_t chunk,
-                        uint64_t bytes, uint64_t start_ns, uint64_t end_ns);
+                        uint64_t bytes, uint64_t start_ns, uint64_t end_ns, int copy_thread);
+/* The sink through which staging's copy threads add their spans to `t`
+ * (NULL: a sink that adds nothing). */
+sg__copy_spans sg__trace_copy_spans(sg__trace *t);
 
 /* A small number naming the calling thread in traces (its "lane"),
- * assigned on first use; 1 if the thread is a staging copy thread. */
-uint32_t sg__trace_lane(int *copy_thread);
-/* Marks the calling thread as a staging copy thread (workers.c). */
-void sg__trace_mark_copy_thread(void);
+ * assigned on first use. */
+uint32_t sg__trace_lane(void);
 
 /* Reads launch `launch` (0: the latest committed): its label, absolute
  * start, and per-node relative times into start_rel/end_rel (node_count

@@ -306,9 +306,10 @@ static void host_destroy(void *state) {
 /* Graph mode takes its rings now, streams mode at each run. */
 static sg_status staging_create(host_backend *b, const sg__backend_args *args, const char *fn) {
   const sg_exec_options *o = args->options;
+  const sg__copy_spans spans = sg__trace_copy_spans(args->trace);
   sg_status st =
       sg__staging_create(&o->staging, &sg__host_stage_mem, o->device, o->mode == SG_MODE_GRAPH,
-                         args->node_count, args->trace, fn, &b->staging);
+                         args->node_count, &spans, fn, &b->staging);
   for (uint32_t i = 0; !st && b->staging && i < args->node_count; i++) {
     const sg__node *n = &args->nodes[i];
     if (n->kind != SG__NODE_COPY) continue;

@@ -2,6 +2,7 @@
  * registration cache run the same code as on CUDA, over plain memory. */
 #include "core/error.h"
 #include "core/sys.h"
+#include "exec/staging_api.h"
 #include "host/host_stage_mem.h"
 
 /* Page alignment: a plain slab behaves like cudaHostAlloc'ed memory, and
@@ -49,4 +50,5 @@ const sg__stage_mem sg__host_stage_mem = {
     .fence_busy = NULL,
     .fence_wait = NULL,
     .memops_supported = memops_supported,
+    .default_pool = sg__pinned_pool_default,
 };

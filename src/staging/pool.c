@@ -17,7 +17,6 @@
 #include "core/handles.h"
 #include "core/memory_table.h"
 #include "core/sys.h"
-#include "exec/backend.h"
 #include "staging/pool.h"
 #include "staging/stage_conductor.h"
 #include "staging/stage_mem.h"
@@ -394,8 +393,8 @@ static sg_status resolve_options(const sg_pinned_pool_options *in, const char *f
   if (o->max_copy_threads > THREAD_LIMIT)
     return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: max_copy_threads %u is above the limit of %u",
                     fn, o->max_copy_threads, THREAD_LIMIT);
-  sg_status resolved = sg__backend_resolve(o->backend, fn, &o->backend);
-  if (resolved) return resolved;
+  if (o->backend == SG_BACKEND_AUTO)
+    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: the pool's backend is not resolved", fn);
   if (o->backend == SG_BACKEND_CUDA) {
     int devices = sg__device_count();
     if (devices == 0)
@@ -429,15 +428,15 @@ static void pool_free(sg_pinned_pool *pool) {
   sg__free(pool);
 }
 
-static sg_status pool_new(const sg_pinned_pool_options *opts, const char *fn,
-                          sg_pinned_pool **out) {
+sg_status sg__pool_new(const sg_pinned_pool_options *opts, const sg__stage_mem *mem,
+                       const char *fn, sg_pinned_pool **out) {
   sg_pinned_pool_options o;
   sg_status st = resolve_options(opts, fn, &o);
   if (st) return st;
   sg_pinned_pool *pool = sg__calloc(1, sizeof *pool);
   if (!pool) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
   pool->o = o;
-  pool->mem = sg__backend_for(o.backend)->stage_mem;
+  pool->mem = mem;
   if (sg__mutex_init(&pool->lock)) {
     sg__free(pool);
     return sg__fail(SG_ERR_SYSTEM, "%s: cannot create a mutex", fn);
@@ -475,12 +474,6 @@ static sg_status pool_new(const sg_pinned_pool_options *opts, const char *fn,
   return SG_OK;
 }
 
-sg_status sg_pinned_pool_create(const sg_pinned_pool_options *opts, sg_pinned_pool **out) {
-  if (!out) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: out is NULL", __func__);
-  *out = NULL;
-  return pool_new(opts, __func__, out);
-}
-
 sg_status sg_pinned_pool_destroy(sg_pinned_pool *pool) {
   sg_status st = sg__handle_check(pool, SG__HANDLE_POOL, __func__, "pool");
   if (st) return st;
@@ -499,25 +492,12 @@ sg_status sg_pinned_pool_destroy(sg_pinned_pool *pool) {
   return SG_OK;
 }
 
-static pthread_mutex_t default_lock = PTHREAD_MUTEX_INITIALIZER;
-static sg_pinned_pool *default_pool;
+void sg__pool_mark_default(sg_pinned_pool *pool) { pool->is_default = 1; }
 
-sg_status sg_pinned_pool_get_default(sg_pinned_pool **out) {
-  if (!out) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: out is NULL", __func__);
-  sg__mutex_lock(&default_lock);
-  sg_status st = SG_OK;
-  if (!default_pool) {
-    st = pool_new(NULL, __func__, &default_pool);
-    if (!st) default_pool->is_default = 1;
-  }
-  *out = default_pool;
-  sg__mutex_unlock(&default_lock);
-  return st;
-}
-
-sg_status sg__pool_resolve(sg_pinned_pool *requested, const char *where, sg_pinned_pool **out) {
+sg_status sg__pool_resolve(sg_pinned_pool *requested, const sg__stage_mem *mem, const char *where,
+                           sg_pinned_pool **out) {
   if (!requested) {
-    sg_status st = sg_pinned_pool_get_default(out);
+    sg_status st = mem->default_pool(out);
     if (st) return sg__fail(st, "%s: creating the default pinned pool: %s", where, sg_last_error());
     return SG_OK;
   }
@@ -527,35 +507,14 @@ sg_status sg__pool_resolve(sg_pinned_pool *requested, const char *where, sg_pinn
   return SG_OK;
 }
 
-sg_status sg_pinned_pool_trim(sg_pinned_pool *pool) {
-  if (!pool) {
-    sg__mutex_lock(&default_lock);
-    pool = default_pool;
-    sg__mutex_unlock(&default_lock);
-    if (!pool) return SG_OK;
-  } else {
-    sg_status st = sg__handle_check(pool, SG__HANDLE_POOL, __func__, "pool");
-    if (st) return st;
-  }
+void sg__pool_trim(sg_pinned_pool *pool) {
   sg__mutex_lock(&pool->lock);
   free_empty_slabs(pool);
   sg__mutex_unlock(&pool->lock);
-  return SG_OK;
 }
 
-sg_status sg_pinned_pool_get_stats(const sg_pinned_pool *pool, sg_pinned_pool_stats *stats) {
-  if (!stats) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: stats is NULL", __func__);
+void sg__pool_stats(sg_pinned_pool *p, sg_pinned_pool_stats *stats) {
   memset(stats, 0, sizeof *stats);
-  sg_pinned_pool *p = (sg_pinned_pool *)pool; /* the lock is not logical state */
-  if (!p) {
-    sg__mutex_lock(&default_lock);
-    p = default_pool;
-    sg__mutex_unlock(&default_lock);
-    if (!p) return SG_OK;
-  } else {
-    sg_status st = sg__handle_check(pool, SG__HANDLE_POOL, __func__, "pool");
-    if (st) return st;
-  }
   sg__mutex_lock(&p->lock);
   stats->max_bytes = p->o.max_bytes;
   stats->reserved_bytes = p->reserved;
@@ -572,5 +531,4 @@ sg_status sg_pinned_pool_get_stats(const sg_pinned_pool *pool, sg_pinned_pool_st
   stats->on_cuda = p->o.backend == SG_BACKEND_CUDA;
   sg__mutex_unlock(&p->lock);
   stats->copy_threads = sg__workers_count(&p->workers);
-  return SG_OK;
 }

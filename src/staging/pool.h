@@ -21,8 +21,24 @@ typedef struct sg__pool_block {
   int persistent;
 } sg__pool_block;
 
-/* The pool an executable asked for (NULL: the default pool, created now). */
-sg_status sg__pool_resolve(sg_pinned_pool *requested, const char *where, sg_pinned_pool **out);
+struct sg__stage_mem;
+
+/* A pool of `opts` (its backend resolved: CUDA or HOST) whose slabs come
+ * from `mem`, that backend's memory. The public entry points that resolve
+ * a backend and name its table live above staging (exec/staging_api.c):
+ * staging is handed tables, it never looks a backend up. */
+sg_status sg__pool_new(const sg_pinned_pool_options *opts, const struct sg__stage_mem *mem,
+                       const char *fn, sg_pinned_pool **out);
+/* Marks the process-wide default pool (sg_pinned_pool_destroy refuses it). */
+void sg__pool_mark_default(sg_pinned_pool *pool);
+/* The pool an executable asked for (NULL: the default pool, which `mem`,
+ * the executable's backend table, makes on first use). */
+sg_status sg__pool_resolve(sg_pinned_pool *requested, const struct sg__stage_mem *mem,
+                           const char *where, sg_pinned_pool **out);
+/* Frees the pool's empty slabs (sg_pinned_pool_trim). */
+void sg__pool_trim(sg_pinned_pool *pool);
+/* The pool's statistics (sg_pinned_pool_get_stats). */
+void sg__pool_stats(sg_pinned_pool *pool, sg_pinned_pool_stats *stats);
 
 /* An executable starts using the pool: counts it as a user and makes sure
  * `copy_threads` copy threads run. Undone by sg__pool_detach. */

@@ -13,7 +13,6 @@
 #include "core/checked.h"
 #include "core/error.h"
 #include "core/sys.h"
-#include "exec/backend.h"
 #include "staging/stage_mem.h"
 #include "streamgraph/staging.h"
 
@@ -535,18 +534,13 @@ int sg__reg_binding_covers(const sg__reg_binding *b, const void *ptr, size_t byt
 
 /* ---- public API -------------------------------------------------------- */
 
-sg_status sg_registration_get_stats(sg_backend backend, sg_registration_stats *stats) {
-  if (!stats) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: stats is NULL", __func__);
-  if (backend != SG_BACKEND_CUDA && backend != SG_BACKEND_HOST)
-    return sg__fail(SG_ERR_INVALID_ARGUMENT,
-                    "%s: backend must be SG_BACKEND_CUDA or SG_BACKEND_HOST", __func__);
-  const sg__backend_ops *ops = sg__backend_for(backend);
-  cache *c = cache_of(ops ? ops->stage_mem : NULL, 0);
+void sg__reg_stats(const sg__stage_mem *mem, sg_registration_stats *stats) {
+  cache *c = mem ? cache_of(mem, 0) : NULL;
   size_t limit = current_limit();
   if (!c) { /* nothing was ever registered for that backend */
     memset(stats, 0, sizeof *stats);
     stats->limit_bytes = limit;
-    return SG_OK;
+    return;
   }
   sg__mutex_lock(&c->lock);
   *stats = c->stats;
@@ -555,7 +549,6 @@ sg_status sg_registration_get_stats(sg_backend backend, sg_registration_stats *s
   stats->buffers = 0;
   for (size_t i = 0; i < c->count; i++) stats->buffers += c->entries[i]->state == REGISTERED;
   sg__mutex_unlock(&c->lock);
-  return SG_OK;
 }
 
 sg_status sg_registration_set_limit(size_t max_bytes) {

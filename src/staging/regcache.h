@@ -22,6 +22,7 @@
 #include <stddef.h>
 
 #include "staging/stage_mem.h"
+#include "streamgraph/staging.h"
 #include "streamgraph/status.h"
 
 typedef struct sg__reg_binding sg__reg_binding;
@@ -91,5 +92,9 @@ void sg__reg_direct_end(const sg__stage_mem *mem, const void *ptr, size_t bytes)
 
 /* 1 if `b`'s entry is registered and covers [ptr, ptr + bytes). */
 int sg__reg_binding_covers(const sg__reg_binding *b, const void *ptr, size_t bytes);
+
+/* The statistics of the cache of `mem`'s backend (sg_registration_get_stats;
+ * all zero but the limit when that backend never registered anything). */
+void sg__reg_stats(const sg__stage_mem *mem, sg_registration_stats *stats);
 
 #endif

@@ -16,6 +16,8 @@
 #include "streamgraph/memory.h"
 #include "streamgraph/status.h"
 
+struct sg_pinned_pool;
+
 typedef struct sg__stage_mem {
   const char *name;
   /* 1 when the device side is reached by DMA that runs asynchronously to
@@ -52,6 +54,9 @@ typedef struct sg__stage_mem {
   /* 1 when `device` can run the memop protocol (stage_run.h; docs/
    * staging.md, "Device support"); NULL: never. */
   int (*memops_supported)(int device);
+  /* The process-wide default pool, made on first use (the pool of an
+   * executable that names none; exec/staging_api.c). */
+  sg_status (*default_pool)(struct sg_pinned_pool **out);
 } sg__stage_mem;
 
 /* 1 if memory of `kind` is the device side of a staged copy for `mem`. */

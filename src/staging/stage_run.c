@@ -171,9 +171,9 @@ void sg__stage_launch_end(sg__stage_run *run) {
   sg__mutex_unlock(&q->lock);
 }
 
-void sg__stage_run_trace(sg__stage_run *run, struct sg__trace *trace, uint32_t node,
+void sg__stage_run_trace(sg__stage_run *run, const sg__copy_spans *spans, uint32_t node,
                          const char *name) {
-  run->trace = trace;
+  run->spans = *spans;
   run->node = node;
   if (name) snprintf(run->label, sizeof run->label, "'%.48s' (#%u)", name, node);
   else snprintf(run->label, sizeof run->label, "#%u", node);
@@ -181,7 +181,7 @@ void sg__stage_run_trace(sg__stage_run *run, struct sg__trace *trace, uint32_t n
 
 sg__copy_job *sg__stage_job(sg__stage_run *run, uint32_t k, int drain) {
   sg__copy_job *job = &run->jobs[k % run->g.ring];
-  job->trace = run->trace;
+  job->spans = run->spans;
   job->node = run->node;
   job->chunk = k;
   job->drain = drain;

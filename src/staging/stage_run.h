@@ -150,15 +150,15 @@ typedef struct sg__stage_run {
   sg__stage_step *steps;   /* one per chunk */
   sg__stage_flags *flags;  /* memops: its flags (from the pool, stage_flags.h) */
   sg__stage_activation act;
-  struct sg__trace *trace; /* where its copy threads' spans go, or NULL (sg__stage_run_trace) */
+  sg__copy_spans spans;    /* where its copy threads' spans go (sg__stage_run_trace) */
   uint32_t node;           /* the copy node it serves */
   char label[72];          /* that node, for NVTX ranges: "'name' (#3)" */
 } sg__stage_run;
 
-/* Its copy threads' work goes to `trace` (exec/trace.h; NULL: nowhere) as
- * spans of node `node` (named `name`, or NULL, in NVTX ranges). Set before
- * the run is used. */
-void sg__stage_run_trace(sg__stage_run *run, struct sg__trace *trace, uint32_t node,
+/* Its copy threads' work goes to `spans` (workers.h) as spans of node
+ * `node` (named `name`, or NULL, in NVTX ranges). Set before the run is
+ * used. */
+void sg__stage_run_trace(sg__stage_run *run, const sg__copy_spans *spans, uint32_t node,
                          const char *name);
 /* The job of chunk k's slot, labelled for traces and NVTX ranges (`drain`:
  * slot -> pageable), ready to submit. */

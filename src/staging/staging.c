@@ -108,7 +108,7 @@ sg__stage_dir sg__staging_candidate(const sg__staging *st, uint32_t index) {
 static sg_status attach_pool(sg__staging *st, const char *where) {
   if (st->pool) return SG_OK;
   sg_pinned_pool *pool;
-  sg_status s = sg__pool_resolve(st->requested, where, &pool);
+  sg_status s = sg__pool_resolve(st->requested, st->mem, where, &pool);
   if (s) return s;
   /* A host executable may copy through pinned memory like any other; DMA
    * needs the pinned memory of its own backend. */
@@ -318,7 +318,7 @@ void sg__staging_destroy(sg__staging *st) {
 
 sg_status sg__staging_create(const sg_staging_options *o, const sg__stage_mem *mem,
                              int device, int persistent, uint32_t node_count,
-                             struct sg__trace *trace, const char *fn, sg__staging **out) {
+                             const sg__copy_spans *spans, const char *fn, sg__staging **out) {
   *out = NULL;
   /* Without DMA (the host backend) NONE and AUTO copy directly; a pool
    * named anyway is still held for the executable's life (an object with
@@ -334,7 +334,7 @@ sg_status sg__staging_create(const sg_staging_options *o, const sg__stage_mem *m
                     MAX_COPY_THREADS);
   if (o->pool) { /* a pool given explicitly is checked now, even if no node needs it yet */
     sg_pinned_pool *unused;
-    sg_status s = sg__pool_resolve(o->pool, fn, &unused);
+    sg_status s = sg__pool_resolve(o->pool, mem, fn, &unused);
     if (s) return s;
   }
   sg__staging *st = sg__calloc(1, sizeof *st);
@@ -342,7 +342,7 @@ sg_status sg__staging_create(const sg_staging_options *o, const sg__stage_mem *m
   st->mem = mem;
   st->device = device;
   st->persistent = persistent;
-  st->trace = trace;
+  if (spans) st->spans = *spans;
   st->policy = o->policy;
   st->requested = o->pool;
   st->chunk_bytes = o->chunk_bytes;
@@ -523,5 +523,5 @@ void sg__staging_disown(sg__staging *st, void *report_ctx) {
 
 void sg__staging_trace_run(const sg__staging *st, sg__stage_run *run, uint32_t index,
                            const char *name) {
-  sg__stage_run_trace(run, st->trace, index, name);
+  sg__stage_run_trace(run, &st->spans, index, name);
 }

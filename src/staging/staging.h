@@ -74,7 +74,7 @@ typedef struct sg__staging {
   const sg__stage_mem *mem;    /* the backend's memory */
   int device;                  /* the executable's device */
   int persistent;              /* graph mode */
-  struct sg__trace *trace;     /* where copy threads' spans go (exec/trace.h), or NULL */
+  sg__copy_spans spans;        /* where copy threads' spans go (workers.h) */
   sg__stage_protocol protocol; /* of every staged copy (stage_run.h), chosen with the pool */
   sg_staging_policy policy;
   sg_pinned_pool *requested;   /* options.staging.pool (NULL: default) */
@@ -90,14 +90,14 @@ typedef struct sg__staging {
 /* At executable creation, before the backend hands over its copy nodes
  * (sg__staging_add). *out is NULL when staging can never apply (policy NONE
  * or AUTO without DMA: the host backend's memcpy runs in order); the
- * backend then copies directly. `persistent`: graph mode. `trace`: the
- * executable's trace (exec/trace.h), which copy threads add their spans
- * to, or NULL. Errors (options out of range, a bad staging.pool) come with
- * their message, prefixed `fn`. `device`: the executable's (the memop
- * protocol's support is asked of it). */
+ * backend then copies directly. `persistent`: graph mode. `spans`: where
+ * copy threads report their parts (the executable's trace), or NULL.
+ * Errors (options out of range, a bad staging.pool) come with their
+ * message, prefixed `fn`. `device`: the executable's (the memop protocol's
+ * support is asked of it). */
 sg_status sg__staging_create(const sg_staging_options *options, const sg__stage_mem *mem,
                              int device, int persistent, uint32_t node_count,
-                             struct sg__trace *trace, const char *fn, sg__staging **out);
+                             const sg__copy_spans *spans, const char *fn, sg__staging **out);
 /* Nothing of the executable may be in flight. NULL is accepted. */
 void sg__staging_destroy(sg__staging *st);
 /* Labels a run of node `index` (named `name`, or NULL) for the executable's

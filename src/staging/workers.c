@@ -16,7 +16,6 @@
 #include "core/error.h"
 #include "core/nvtx.h"
 #include "core/sys.h"
-#include "exec/trace.h"
 #include "staging/stage_flags.h"
 #include "staging/tuning.h"
 
@@ -133,13 +132,13 @@ static void finish(sg__workers *w, sg__copy_job *job) {
 
 /* Claims the next part of `job`, copies it without the lock, records it
  * (lock held on entry and on return). Threads and waiters both do this. */
-static void copy_one_part(sg__workers *w, sg__copy_job *job) {
+static void copy_one_part(sg__workers *w, sg__copy_job *job, int copy_thread) {
   char *dst;
   const char *src;
   size_t n;
   claim(w, job, &dst, &src, &n);
   /* Read with the lock: the job's owner set them before submitting. */
-  struct sg__trace *trace = job->trace;
+  const sg__copy_spans spans = job->spans;
   const uint32_t node = job->node, chunk = job->chunk;
   const int drain = job->drain;
   const char *label = job->label;
@@ -148,11 +147,9 @@ static void copy_one_part(sg__workers *w, sg__copy_job *job) {
   if (ranges)
     sg__nvtx_push(SG__NVTX_STAGE, "%s %s chunk %u", drain ? "drain" : "fill", label ? label : "",
                   chunk);
-  const uint64_t t0 = trace ? sg__now_ns() : 0;
+  const uint64_t t0 = spans.add ? sg__now_ns() : 0;
   copy_part(w, job, dst, src, n);
-  if (trace)
-    sg__trace_span_add(trace, drain ? SG__SPAN_DRAIN : SG__SPAN_FILL, node, chunk, n, t0,
-                       sg__now_ns());
+  if (spans.add) spans.add(spans.ctx, drain, node, chunk, n, t0, sg__now_ns(), copy_thread);
   if (ranges) sg__nvtx_pop();
   sg__mutex_lock(&w->lock);
   finish(w, job);
@@ -160,13 +157,12 @@ static void copy_one_part(sg__workers *w, sg__copy_job *job) {
 
 static void *worker_main(void *arg) {
   sg__workers *w = arg;
-  sg__trace_mark_copy_thread(); /* its rows in traces say "copy thread" */
   sg__mutex_lock(&w->lock);
   for (;;) {
     while (!w->stopping && !w->head) sg__cond_wait(&w->work, &w->lock);
     if (w->stopping) break;
     sg__copy_job *job = w->head;
-    copy_one_part(w, job);
+    copy_one_part(w, job, 1);
   }
   sg__mutex_unlock(&w->lock);
   return NULL;
@@ -263,7 +259,7 @@ void sg__copy_wait(sg__workers *w, sg__copy_job *job) {
   sg__mutex_lock(&w->lock);
   while (job->busy) {
     if (job->claimed < job->parts) {
-      copy_one_part(w, job);
+      copy_one_part(w, job, 0);
     } else {
       sg__cond_wait(&w->done, &w->lock);
     }

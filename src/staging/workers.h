@@ -15,6 +15,17 @@
 
 #include "streamgraph/status.h"
 
+/* Where the parts of copies are reported, for traces: `add` after each part
+ * copied, with its bytes and absolute times, and whether a copy thread (1)
+ * or a waiter helping (0) copied it. Handed down by whoever makes the
+ * staged copies (a backend passes its trace's sink, exec/trace.h); `add`
+ * NULL: nowhere. Called without any staging lock held. */
+typedef struct sg__copy_spans {
+  void (*add)(void *ctx, int drain, uint32_t node, uint32_t chunk, uint64_t bytes,
+              uint64_t start_ns, uint64_t end_ns, int copy_thread);
+  void *ctx;
+} sg__copy_spans;
+
 typedef struct sg__copy_job {
   char *dst;
   const char *src;
@@ -29,9 +40,9 @@ typedef struct sg__copy_job {
                                  default (sg__stage_nontemporal_default) */
   uint32_t *signal;           /* memop protocol: raised to signal_value once every part is
                                  copied and visible (stage_flags.h), or NULL */
-  /* Set before submitting, for traces (exec/trace.h) and NVTX ranges: the
-   * trace the parts' spans go to (NULL: none), and what the job copies. */
-  struct sg__trace *trace;
+  /* Set before submitting, for traces and NVTX ranges: where the parts'
+   * spans go, and what the job copies. */
+  sg__copy_spans spans;
   uint32_t node;              /* the copy node's index */
   uint32_t chunk;             /* the chunk of the copy */
   int drain;                  /* 0: a fill (pageable -> pinned); 1: a drain (pinned -> pageable) */
