@@ -343,6 +343,7 @@ int main(int argc, char **argv) {
     for (Shape &sh : shapes) sh.batches = 6;
   const unsigned depths[] = {2, 3, 4};
   bool all_ok = true;
+  std::string targets;  // the targets list of the JSON
   std::string json = "{\n  \"bench\": \"inference\",\n  \"device\": \"" +
                      wb::json_escape(prop.name) + "\",\n  \"reps\": " + std::to_string(reps) +
                      ",\n  \"copy_threads\": " + std::to_string(copier.threads()) +
@@ -370,7 +371,8 @@ int main(int argc, char **argv) {
 
     // The bounds, measured now.
     wb::Link link = wb::measure_link(size_t(std::max(in_b, out_b)), 8, reps);
-    double host_rate = wb::measure_host_copy(copier, size_t(in_b), reps);
+    unsigned host_threads = 0;
+    double host_rate = wb::measure_host_copy(size_t(in_b), reps, &host_threads);
     double compute_pass;
     {
       ComputeAlone c(d);
@@ -432,8 +434,9 @@ int main(int argc, char **argv) {
                 sh.name.c_str(), d.s.in, d.s.hidden, d.s.layers - 1, d.s.out, sh.batches,
                 d.s.batch, in_b / 1048576, out_b / 1048576, wb::now_s() - t_setup);
     std::printf("   measured: PCIe H2D %.1f, D2H %.1f, both at once %.1f GB/s; host copy %.1f "
-                "GB/s; GPU work alone %.3f ms per batch (%.1f TFLOP/s)\n",
-                link.h2d, link.d2h, link.duplex, host_rate, C * 1e3,
+                "GB/s (cold source, best of 4-16 threads: %u); GPU work alone %.3f ms per "
+                "batch (%.1f TFLOP/s)\n",
+                link.h2d, link.d2h, link.duplex, host_rate, host_threads, C * 1e3,
                 mlp_flops_per_request(&d.s) * d.s.batch / C * 1e-12);
     std::printf("   per batch: upload %.3f, compute %.3f, download %.3f, both copies at once "
                 "%.3f, host copies %.3f ms -> %s; bound %.3f ms, with the host copies %.3f ms\n",
@@ -453,8 +456,22 @@ int main(int argc, char **argv) {
       if (r.pipeline && r.ms < best) best = r.ms, best_name = r.name;
     }
     std::printf("   best streamgraph: %s: %.3f of the hand-written speed, %.3f of the bound "
-                "(%.3f with the host copies)\n\n",
+                "(%.3f with the host copies)\n",
                 best_name.c_str(), hand_ms / best, bound * 1e3 / best, bound_host * 1e3 / best);
+    {
+      // A pageable-input workload is judged against the larger of the link's
+      // time and the host copies' (measured cold, best thread count).
+      const double of_max = bound_host * 1e3 / best;
+      char t[512];
+      std::snprintf(t, sizeof t,
+                    "%s    {\"what\": \"%s: best streamgraph >= 0.90 of max(PCIe bound, host-copy "
+                    "bound)\", \"want\": 0.90, \"got\": %.4f, \"met\": %s}",
+                    targets.empty() ? "" : ",\n", wb::json_escape(sh.name).c_str(), of_max,
+                    of_max >= 0.90 ? "true" : "false");
+      targets += t;
+      std::printf("   target: %.3f of max(PCIe bound, host-copy bound) (>= 0.90): %s\n\n", of_max,
+                  of_max >= 0.90 ? "met" : "MISSED");
+    }
 
     char head[1024];
     std::snprintf(head, sizeof head,
@@ -489,7 +506,7 @@ int main(int argc, char **argv) {
     mlp_device_weights_free(&d.s, &d.dev_w);
     mlp_weights_free(&d.host_w, &d.s);
   }
-  json += "  ]\n}\n";
+  json += "  ],\n  \"targets\": [\n" + targets + "\n  ]\n}\n";
   FILE *f = std::fopen(json_path, "w");
   if (!f || std::fputs(json.c_str(), f) < 0 || std::fclose(f) != 0) {
     std::fprintf(stderr, "inference_bench: cannot write %s\n", json_path);

@@ -378,6 +378,7 @@ int main(int argc, char **argv) {
     for (Shape &sh : shapes) sh.chunks = 5;
   const unsigned depths[] = {2, 3, 4};
   bool all_ok = true;
+  std::string targets;  // the targets list of the JSON
   std::string json = "{\n  \"bench\": \"signal\",\n  \"device\": \"" +
                      wb::json_escape(prop.name) + "\",\n  \"reps\": " + std::to_string(reps) +
                      ",\n  \"copy_threads\": " + std::to_string(copier.threads()) +
@@ -418,7 +419,8 @@ int main(int argc, char **argv) {
                  out_b = d.outs * double(sizeof(float));
 
     wb::Link link = wb::measure_link(size_t(in_b), 4, reps);
-    double host_rate = wb::measure_host_copy(copier, size_t(in_b), reps);
+    unsigned host_threads = 0;
+    double host_rate = wb::measure_host_copy(size_t(in_b), reps, &host_threads);
     double compute_pass;
     {
       ComputeAlone c(d);
@@ -480,8 +482,9 @@ int main(int argc, char **argv) {
                 d.s.filters == 1 ? "" : "s", d.s.factor, sh.chunks, d.s.blocks, in_b / 1048576,
                 out_b / 1048576, samples * 8 / 1073741824.0, wb::now_s() - t_setup);
     std::printf("   measured: PCIe H2D %.1f, D2H %.1f, both at once %.1f GB/s; host copy %.1f "
-                "GB/s; GPU work alone %.3f ms per chunk\n",
-                link.h2d, link.d2h, link.duplex, host_rate, C * 1e3);
+                "GB/s (cold source, best of 4-16 threads: %u); GPU work alone %.3f ms per "
+                "chunk\n",
+                link.h2d, link.d2h, link.duplex, host_rate, host_threads, C * 1e3);
     std::printf("   per chunk: upload %.3f, compute %.3f, download %.3f, both copies at once "
                 "%.3f, host copies %.3f ms -> %s; bound %.3f ms, with the host copies %.3f ms\n",
                 U * 1e3, C * 1e3, D * 1e3, X * 1e3, H * 1e3,
@@ -500,8 +503,22 @@ int main(int argc, char **argv) {
       if (r.pipeline && r.ms < best) best = r.ms, best_name = r.name;
     }
     std::printf("   best streamgraph: %s: %.3f of the hand-written speed, %.3f of the bound "
-                "(%.3f with the host copies)\n\n",
+                "(%.3f with the host copies)\n",
                 best_name.c_str(), hand_ms / best, bound * 1e3 / best, bound_host * 1e3 / best);
+    {
+      // A pageable-input workload is judged against the larger of the link's
+      // time and the host copies' (measured cold, best thread count).
+      const double of_max = bound_host * 1e3 / best;
+      char t[512];
+      std::snprintf(t, sizeof t,
+                    "%s    {\"what\": \"%s: best streamgraph >= 0.90 of max(PCIe bound, host-copy "
+                    "bound)\", \"want\": 0.90, \"got\": %.4f, \"met\": %s}",
+                    targets.empty() ? "" : ",\n", wb::json_escape(sh.name).c_str(), of_max,
+                    of_max >= 0.90 ? "true" : "false");
+      targets += t;
+      std::printf("   target: %.3f of max(PCIe bound, host-copy bound) (>= 0.90): %s\n\n", of_max,
+                  of_max >= 0.90 ? "met" : "MISSED");
+    }
 
     char head[1024];
     std::snprintf(head, sizeof head,
@@ -536,7 +553,7 @@ int main(int argc, char **argv) {
     CK(cudaFree(d.spectra));
     std::free(d.taps);
   }
-  json += "  ]\n}\n";
+  json += "  ],\n  \"targets\": [\n" + targets + "\n  ]\n}\n";
   FILE *f = std::fopen(json_path, "w");
   if (!f || std::fputs(json.c_str(), f) < 0 || std::fclose(f) != 0) {
     std::fprintf(stderr, "signal_bench: cannot write %s\n", json_path);
