@@ -474,8 +474,8 @@ Choice choose(bool h2d, size_t bytes, bool memops, size_t chunk, unsigned thread
   c.chunks = static_cast<unsigned>((bytes + c.chunk - 1) / c.chunk);
   c.ring = std::min(4u, c.chunks); // ring_depth default 4
   c.threads = threads ? threads
-                      : sg__stage_default_threads(h2d, static_cast<unsigned>(
-                                                           sysconf(_SC_NPROCESSORS_ONLN)));
+                      : sg__stage_default_threads(h2d, bytes, static_cast<unsigned>(
+                                                                  sysconf(_SC_NPROCESSORS_ONLN)));
   c.nontemporal = nontemporal;
   return c;
 }

@@ -83,17 +83,17 @@ void sg__staging_geometry(const sg__staging *st, sg__stage_dir dir, size_t bytes
   size_t chunk = st->chunk_bytes                      ? st->chunk_bytes
                  : st->protocol == SG__STAGE_MEMOPS ? sg__stage_auto_chunk_memops(to_device, bytes)
                                                     : sg__stage_auto_chunk(to_device, bytes);
-  unsigned threads =
-      st->copy_threads ? st->copy_threads : sg__stage_default_threads(to_device, sg__cpu_count());
+  unsigned threads = st->copy_threads ? st->copy_threads
+                                      : sg__stage_default_threads(to_device, bytes, sg__cpu_count());
   sg__stage_geometry_make(bytes, chunk, st->ring_depth, threads, g);
 }
 
 /* The copy threads the pool must run for this executable: the most any of
- * its staged copies splits a chunk into. */
+ * its staged copies may split a chunk into (a large copy's default). */
 static unsigned threads_wanted(const sg__staging *st) {
   if (st->copy_threads) return st->copy_threads;
-  unsigned cpus = sg__cpu_count(), h = sg__stage_default_threads(1, cpus);
-  unsigned d = sg__stage_default_threads(0, cpus);
+  unsigned cpus = sg__cpu_count(), h = sg__stage_default_threads(1, SIZE_MAX, cpus);
+  unsigned d = sg__stage_default_threads(0, SIZE_MAX, cpus);
   return h > d ? h : d;
 }
 

@@ -68,14 +68,19 @@ size_t sg__stage_auto_min_bytes(int memops, int to_device) {
   return to_device ? SG__STAGE_AUTO_MIN_MEMOPS_H2D : SG__STAGE_AUTO_MIN_MEMOPS_D2H;
 }
 
-/* Three quarters of the CPUs, at most 12, in both directions: 12 threads
- * beat 8 at every size and direction measured, and 16 added nothing
- * (docs/staging.md, `copy_threads`). The threads work only while a staged
- * copy runs; a quarter of the CPUs stays with the application even then,
- * and a 2-CPU machine gets one thread (plus the callback thread, which
- * copies the parts nobody has claimed). */
-unsigned sg__stage_default_threads(int to_device, unsigned cpus) {
+/* Three quarters of the CPUs, at most 12, in both directions: under the
+ * callback protocol 12 threads beat 8 at every size and direction measured,
+ * and 16 added nothing (docs/staging.md, `copy_threads`); a quarter of the
+ * CPUs stays with the application while a copy runs, and a 2-CPU machine
+ * gets one thread (plus the callback thread, which copies the parts nobody
+ * has claimed). Under the memop protocol a copy of 256 MiB or 1 GiB went
+ * faster with 16 threads than with 12 in every sweep of the H200 host, both
+ * directions (by 1-14%, bench/RESULTS.md run 17), where 64 MiB gained
+ * nothing: large copies take every CPU, at most 16. The threads work only
+ * while a staged copy runs. */
+unsigned sg__stage_default_threads(int to_device, size_t bytes, unsigned cpus) {
   (void)to_device; /* the same in both directions, by the measurements */
+  if (bytes >= SG__STAGE_ALL_THREADS_BYTES) return cpus < 1 ? 1 : cpus > 16 ? 16 : cpus;
   unsigned n = cpus * 3 / 4;
   return n < 1 ? 1 : n > 12 ? 12 : n;
 }

@@ -50,9 +50,11 @@ size_t sg__stage_auto_chunk_memops(int to_device, size_t bytes);
 size_t sg__stage_auto_min_bytes(int memops, int to_device);
 
 /* Copy threads (the parts each chunk's host copy is split into) when
- * copy_threads is 0, on a machine of `cpus` CPUs: three quarters of them,
- * at most 12, in both directions. */
-unsigned sg__stage_default_threads(int to_device, unsigned cpus);
+ * copy_threads is 0, for a copy of `bytes` on a machine of `cpus` CPUs:
+ * three quarters of them, at most 12, in both directions; from
+ * SG__STAGE_ALL_THREADS_BYTES on, every CPU, at most 16. */
+#define SG__STAGE_ALL_THREADS_BYTES ((size_t)128 << 20)
+unsigned sg__stage_default_threads(int to_device, size_t bytes, unsigned cpus);
 
 /* Host->device copies up to this size fill their slots with non-temporal
  * stores by default; larger ones, and device->host copies, with memcpy. */

@@ -111,14 +111,21 @@ TEST(StagingTuning, EvenChunksWithoutATinyTail) {
 }
 
 TEST(StagingTuning, CopyThreadsFollowTheCpus) {
+  const size_t small = 64 * MiB, large = SG__STAGE_ALL_THREADS_BYTES;
   for (int to_device : {0, 1}) {
-    EXPECT_EQ(sg__stage_default_threads(to_device, 1), 1u);
-    EXPECT_EQ(sg__stage_default_threads(to_device, 2), 1u);  // CI
-    EXPECT_EQ(sg__stage_default_threads(to_device, 3), 2u);
-    EXPECT_EQ(sg__stage_default_threads(to_device, 8), 6u);
-    EXPECT_EQ(sg__stage_default_threads(to_device, 16), 12u); // the H200 host
-    EXPECT_EQ(sg__stage_default_threads(to_device, 17), 12u);
-    EXPECT_EQ(sg__stage_default_threads(to_device, 128), 12u);
+    EXPECT_EQ(sg__stage_default_threads(to_device, small, 1), 1u);
+    EXPECT_EQ(sg__stage_default_threads(to_device, small, 2), 1u);  // CI
+    EXPECT_EQ(sg__stage_default_threads(to_device, small, 3), 2u);
+    EXPECT_EQ(sg__stage_default_threads(to_device, small, 8), 6u);
+    EXPECT_EQ(sg__stage_default_threads(to_device, small, 16), 12u); // the H200 host
+    EXPECT_EQ(sg__stage_default_threads(to_device, small, 17), 12u);
+    EXPECT_EQ(sg__stage_default_threads(to_device, small, 128), 12u);
+    // Large copies take every CPU, at most 16.
+    EXPECT_EQ(sg__stage_default_threads(to_device, large - 1, 16), 12u);
+    EXPECT_EQ(sg__stage_default_threads(to_device, large, 1), 1u);
+    EXPECT_EQ(sg__stage_default_threads(to_device, large, 2), 2u);
+    EXPECT_EQ(sg__stage_default_threads(to_device, large, 16), 16u);
+    EXPECT_EQ(sg__stage_default_threads(to_device, SIZE_MAX, 128), 16u);
   }
 }
 
