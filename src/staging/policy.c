@@ -1,5 +1,7 @@
-/* Routes by policy (policy.h). */
+/* Routes and geometry of candidate copies, from values (policy.h). */
 #include "staging/policy.h"
+
+#include "staging/tuning.h"
 
 sg__copy_route sg__staging_fallback(sg_staging_policy policy, int dma, int into_graph,
                                     size_t bytes, size_t auto_min_bytes) {
@@ -15,4 +17,42 @@ int sg__staging_may_register(sg_staging_policy policy, size_t bytes, size_t auto
                              unsigned streak, unsigned register_after) {
   if (policy == SG_STAGING_REGISTER) return 1;
   return policy == SG_STAGING_AUTO && bytes >= auto_min_bytes && streak >= register_after;
+}
+
+sg__route_choice sg__route_choose(const sg__route_facts *f) {
+  sg__route_choice c;
+  c.otherwise = sg__staging_fallback(f->policy, f->dma, f->into_graph, f->bytes, f->auto_min_bytes);
+  switch (f->policy) {
+    case SG_STAGING_REGISTER:
+      /* The caller asked for it: pinned on the launch (or creation) that
+       * first needs the buffer, unless the driver refused it already. */
+      c.reg = f->no_register ? SG__REG_EXISTING : SG__REG_NOW;
+      break;
+    case SG_STAGING_AUTO:
+      /* A graph is built once: it cannot count launches, so it uses a
+       * registration that exists. Per launch, a buffer copied
+       * register_after times in a row is pinned off the launch path; a
+       * small copy only looks for one someone else made. */
+      c.reg = !f->into_graph && !f->no_register &&
+                      sg__staging_may_register(f->policy, f->bytes, f->auto_min_bytes, f->streak,
+                                               f->register_after)
+                  ? SG__REG_BACKGROUND
+                  : SG__REG_EXISTING;
+      break;
+    default: /* STAGE and NONE never register */
+      c.reg = SG__REG_SKIP;
+      break;
+  }
+  return c;
+}
+
+void sg__route_geometry(size_t chunk_bytes, unsigned ring_depth, unsigned copy_threads,
+                        int memops, int to_device, size_t bytes, unsigned cpus,
+                        sg__stage_geometry *g) {
+  size_t chunk = chunk_bytes ? chunk_bytes
+                 : memops    ? sg__stage_auto_chunk_memops(to_device, bytes)
+                             : sg__stage_auto_chunk(to_device, bytes);
+  unsigned threads =
+      copy_threads ? copy_threads : sg__stage_default_threads(to_device, bytes, cpus);
+  sg__stage_geometry_make(bytes, chunk, ring_depth, threads, g);
 }

@@ -1,6 +1,9 @@
-/* Internal: which way a candidate copy (pageable host memory on one side,
- * memory the device reaches on the other) may go, by policy, the backend's
- * kind of DMA and regime. The routes:
+/* Internal: the one place that decides how a candidate copy (pageable host
+ * memory on one side, memory the device reaches on the other) moves - its
+ * route, what to do about a registration first, and a staged copy's
+ * geometry - from values alone (sg__route_choose, sg__route_geometry).
+ * staging.c gathers the values (options, the node's registration state,
+ * its launch streak) and carries the answer out. The routes:
  *  - DIRECT: the driver's own pageable path (a memcpy on the host backend);
  *  - STAGE: a ring of pinned chunks (stage_run.h);
  *  - REGISTERED: the buffer pinned in place (regcache.h).
@@ -16,6 +19,7 @@
 
 #include <stddef.h>
 
+#include "staging/stage_run.h"
 #include "streamgraph/staging.h"
 
 #ifdef __cplusplus
@@ -41,6 +45,50 @@ sg__copy_route sg__staging_fallback(sg_staging_policy policy, int dma, int into_
  * `streak` launches in a row (at least `register_after`). */
 int sg__staging_may_register(sg_staging_policy policy, size_t bytes, size_t auto_min_bytes,
                              unsigned streak, unsigned register_after);
+
+/* Everything a candidate's route depends on, as values. */
+typedef struct sg__route_facts {
+  sg_staging_policy policy;
+  int dma;                 /* the backend's DMA runs asynchronously to the host (CUDA) */
+  int into_graph;          /* built into a graph once (graph mode, the persistent regime) */
+  size_t bytes;
+  size_t auto_min_bytes;   /* AUTO's threshold for the copy's direction */
+  unsigned streak;         /* per launch: launches in a row this node copied these
+                              parameters, this one included */
+  unsigned register_after; /* AUTO registers once the streak reaches this */
+  int no_register;         /* a registration of these parameters was refused */
+} sg__route_facts;
+
+/* What to do about a registration of the copy's host buffer, before the
+ * route is taken. */
+typedef enum sg__reg_action {
+  SG__REG_SKIP = 0,   /* none is looked for */
+  SG__REG_EXISTING,   /* one that covers the buffer is used if it exists */
+  SG__REG_NOW,        /* the buffer is registered on this thread (or an existing one used) */
+  SG__REG_BACKGROUND  /* the buffer is registered on a thread of its own; the copy is staged
+                         until it is done */
+} sg__reg_action;
+
+/* The answer: first `reg`; a usable registration then carries the copy
+ * (SG__ROUTE_REGISTERED); otherwise the copy takes `otherwise`, DIRECT or
+ * STAGE. One rule belongs to whoever carries a DIRECT copy out on a backend
+ * with DMA: the driver refuses a range that is partly registered, so DIRECT
+ * is taken only when no registration touches the host range (and none may
+ * start until the driver has the copy); otherwise the copy goes through an
+ * existing registration that covers it, or is staged. */
+typedef struct sg__route_choice {
+  sg__reg_action reg;
+  sg__copy_route otherwise;
+} sg__route_choice;
+
+sg__route_choice sg__route_choose(const sg__route_facts *facts);
+
+/* A staged copy's geometry: the options' chunk size, ring depth and copy
+ * threads (0: the default of tuning.h for the copy's size, direction and
+ * `memops` protocol, on `cpus` CPUs). */
+void sg__route_geometry(size_t chunk_bytes, unsigned ring_depth, unsigned copy_threads,
+                        int memops, int to_device, size_t bytes, unsigned cpus,
+                        sg__stage_geometry *g);
 
 #ifdef __cplusplus
 }

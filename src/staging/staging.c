@@ -53,11 +53,21 @@ static size_t auto_min(const sg__staging *st, sg__stage_dir dir) {
   return sg__stage_auto_min_bytes(memops, dir == SG__STAGE_H2D);
 }
 
+/* The facts the route of candidate `c` (direction `dir`) is chosen from
+ * (policy.h); `streak` and `no_register` as the node's bookkeeping says
+ * (0 in the persistent regime, which counts no launches). */
+static sg__route_facts facts_of(const sg__staging *st, const sg__copy *c, sg__stage_dir dir,
+                                unsigned streak, int no_register) {
+  sg__route_facts f = {st->policy, st->mem->dma, st->persistent, c->bytes, auto_min(st, dir),
+                       streak, st->register_after, no_register};
+  return f;
+}
+
 /* 1 if candidate `c` (direction `dir`) may be staged (and so needs the
  * pool's rings). */
 static int may_stage(const sg__staging *st, const sg__copy *c, sg__stage_dir dir) {
-  return sg__staging_fallback(st->policy, st->mem->dma, st->persistent, c->bytes,
-                              auto_min(st, dir)) == SG__ROUTE_STAGE;
+  const sg__route_facts f = facts_of(st, c, dir, 0, 0);
+  return sg__route_choose(&f).otherwise == SG__ROUTE_STAGE;
 }
 
 void sg__staging_sides(const sg__copy *c, sg__stage_dir dir, void **host, void **device) {
@@ -79,13 +89,9 @@ const char *sg__staging_label(const sg__node *node, uint32_t index,
 
 void sg__staging_geometry(const sg__staging *st, sg__stage_dir dir, size_t bytes,
                           sg__stage_geometry *g) {
-  int to_device = dir == SG__STAGE_H2D;
-  size_t chunk = st->chunk_bytes                      ? st->chunk_bytes
-                 : st->protocol == SG__STAGE_MEMOPS ? sg__stage_auto_chunk_memops(to_device, bytes)
-                                                    : sg__stage_auto_chunk(to_device, bytes);
-  unsigned threads = st->copy_threads ? st->copy_threads
-                                      : sg__stage_default_threads(to_device, bytes, sg__cpu_count());
-  sg__stage_geometry_make(bytes, chunk, st->ring_depth, threads, g);
+  sg__route_geometry(st->chunk_bytes, st->ring_depth, st->copy_threads,
+                     st->protocol == SG__STAGE_MEMOPS, dir == SG__STAGE_H2D, bytes,
+                     sg__cpu_count(), g);
 }
 
 /* The copy threads the pool must run for this executable: the most any of
@@ -205,17 +211,19 @@ sg__pstate *sg__staging_find(const sg__staging *st, uint32_t index, const sg__co
   return staged;
 }
 
-/* A registered state for `c` when the policy registers (REGISTER) or uses
- * a registration that exists (AUTO: it cannot count launches of a graph
- * built once); *out NULL when there is none. */
+/* A registered state for `c` when the route's choice looks for one
+ * (REGISTER registers, AUTO uses one that exists: a graph built once cannot
+ * count launches); *out NULL when there is none. */
 static sg_status registered_make(sg__staging *st, const sg__copy *c, sg__stage_dir dir,
                                  const char *where, sg__pstate **out) {
   *out = NULL;
-  if (st->policy != SG_STAGING_REGISTER && st->policy != SG_STAGING_AUTO) return SG_OK;
+  const sg__route_facts f = facts_of(st, c, dir, 0, 0);
+  const sg__reg_action action = sg__route_choose(&f).reg;
+  if (action == SG__REG_SKIP) return SG_OK;
   void *host, *device;
   sg__staging_sides(c, dir, &host, &device);
   sg__reg_binding *b = NULL;
-  sg_status s = sg__reg_bind(st->mem, host, c->bytes, st->policy == SG_STAGING_REGISTER, where, &b);
+  sg_status s = sg__reg_bind(st->mem, host, c->bytes, action != SG__REG_EXISTING, where, &b);
   if (s || !b) return s;
   sg__pstate *p = sg__calloc(1, sizeof *p);
   if (!p) {
@@ -233,8 +241,8 @@ static sg_status registered_make(sg__staging *st, const sg__copy *c, sg__stage_d
  * (policy.h): NONE, and AUTO below auto_min_bytes, are staged too. */
 static sg_status staged_make(sg__staging *st, const sg__copy *c, sg__stage_dir dir,
                              const char *where, sg__pstate **out) {
-  sg__copy_route route =
-      sg__staging_fallback(st->policy, st->mem->dma, 1, c->bytes, auto_min(st, dir));
+  const sg__route_facts f = facts_of(st, c, dir, 0, 0);
+  const sg__copy_route route = sg__route_choose(&f).otherwise;
   sg__pstate *p = sg__calloc(1, sizeof *p);
   if (!p) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", where);
   *p = (sg__pstate){NULL, dir, NULL, c->bytes, route, NULL, NULL};
@@ -462,8 +470,8 @@ sg_status sg__staging_route(sg__staging *st, uint32_t index, const sg__copy *c, 
   }
   void *host, *device;
   sg__staging_sides(c, sn->dir, &host, &device);
-  const size_t min_bytes = auto_min(st, sn->dir);
-  *route = sg__staging_fallback(st->policy, st->mem->dma, 0, c->bytes, min_bytes);
+  sg__route_facts facts = facts_of(st, c, sn->dir, sn->streak, sn->no_register);
+  *route = sg__route_choose(&facts).otherwise;
   if (sn->reg) {
     if (sg__reg_use_begin(sn->reg)) {
       *route = SG__ROUTE_REGISTERED;
@@ -476,27 +484,31 @@ sg_status sg__staging_route(sg__staging *st, uint32_t index, const sg__copy *c, 
     sn->reg = NULL;
     sn->streak = 0;
   }
-  if (st->policy == SG_STAGING_STAGE) return SG_OK;
-  if (st->policy == SG_STAGING_NONE) return direct_or_else(st, index, c, host, where, route);
-  if (c->bytes >= min_bytes && sn->streak < st->register_after) sn->streak++;
-  int may = !sn->no_register && sg__staging_may_register(st->policy, c->bytes, min_bytes,
-                                                         sn->streak, st->register_after);
-  /* A small AUTO copy only looks for a registration someone else made.
-   * AUTO registers in the background, off the launch path: the copy stages
-   * until the registration is done (docs/staging.md, "Registration"). */
-  sg__reg_binding *b = NULL;
-  sg_status s = may && st->policy == SG_STAGING_AUTO
-                    ? sg__reg_bind_background(st->mem, st->device, host, c->bytes, where, &b)
-                    : sg__reg_bind(st->mem, host, c->bytes, may, where, &b);
-  if (s) return s;
-  if (b) {
-    sn->reg = b;
-    if (sg__reg_use_begin(b)) {
-      *route = SG__ROUTE_REGISTERED;
-      return SG_OK;
+  /* This launch counts towards AUTO's streak (a copy AUTO would stage). */
+  if (st->policy == SG_STAGING_AUTO && c->bytes >= facts.auto_min_bytes &&
+      sn->streak < st->register_after)
+    sn->streak++;
+  facts.streak = sn->streak;
+  facts.no_register = sn->no_register;
+  const sg__route_choice choice = sg__route_choose(&facts);
+  *route = choice.otherwise;
+  if (choice.reg != SG__REG_SKIP) {
+    /* The background registration is off the launch path: the copy stages
+     * until it is done (docs/staging.md, "Registration"). */
+    sg__reg_binding *b = NULL;
+    sg_status s = choice.reg == SG__REG_BACKGROUND
+                      ? sg__reg_bind_background(st->mem, st->device, host, c->bytes, where, &b)
+                      : sg__reg_bind(st->mem, host, c->bytes, choice.reg == SG__REG_NOW, where, &b);
+    if (s) return s;
+    if (b) {
+      sn->reg = b;
+      if (sg__reg_use_begin(b)) {
+        *route = SG__ROUTE_REGISTERED;
+        return SG_OK;
+      }
+    } else if (choice.reg != SG__REG_EXISTING) {
+      sn->no_register = 1; /* do not pay for a refused registration at every launch */
     }
-  } else if (may) {
-    sn->no_register = 1; /* do not pay for a refused registration at every launch */
   }
   if (*route == SG__ROUTE_DIRECT) return direct_or_else(st, index, c, host, where, route);
   return SG_OK;

@@ -198,4 +198,55 @@ TEST(StagingPolicy, WhoMayRegister) {
   EXPECT_FALSE(sg__staging_may_register(SG_STAGING_NONE, 64 * MiB, kMin, 9, 3));
 }
 
+// The one decision (sg__route_choose), over every combination of its facts:
+// the route a copy takes without a registration is the policy's fallback;
+// no pageable memcpy ever goes into a CUDA graph; STAGE and NONE never look
+// for a registration; REGISTER pins unless the driver refused it; AUTO pins
+// in the background only per launch, for a large copy seen register_after
+// times in a row, and otherwise only uses a registration that exists.
+TEST(StagingPolicy, TheOneDecisionOverEveryFact) {
+  unsigned combos = 0;
+  for (sg_staging_policy p :
+       {SG_STAGING_AUTO, SG_STAGING_STAGE, SG_STAGING_REGISTER, SG_STAGING_NONE})
+    for (int dma : {0, 1})
+      for (int graph : {0, 1})
+        for (size_t bytes : {size_t(1), kMin - 1, kMin, 64 * MiB})
+          for (unsigned streak : {0u, 2u, 3u, 9u})
+            for (int refused : {0, 1}) {
+              const sg__route_facts f = {p, dma, graph, bytes, kMin, streak, 3, refused};
+              const sg__route_choice c = sg__route_choose(&f);
+              SCOPED_TRACE(::testing::Message() << "policy " << p << " dma " << dma << " graph "
+                                                << graph << " bytes " << bytes << " streak "
+                                                << streak << " refused " << refused);
+              combos++;
+              EXPECT_EQ(c.otherwise, sg__staging_fallback(p, dma, graph, bytes, kMin));
+              if (dma && graph) EXPECT_EQ(c.otherwise, SG__ROUTE_STAGE);
+              if (p == SG_STAGING_STAGE || p == SG_STAGING_NONE) EXPECT_EQ(c.reg, SG__REG_SKIP);
+              if (p == SG_STAGING_REGISTER)
+                EXPECT_EQ(c.reg, refused ? SG__REG_EXISTING : SG__REG_NOW);
+              if (p == SG_STAGING_AUTO) {
+                const bool pin = !graph && !refused && bytes >= kMin && streak >= 3;
+                EXPECT_EQ(c.reg, pin ? SG__REG_BACKGROUND : SG__REG_EXISTING);
+              }
+            }
+  EXPECT_EQ(combos, 4u * 2 * 2 * 4 * 4 * 2);
+}
+
+// A staged copy's geometry: the options win, zeros take tuning.h's
+// defaults for the copy's size, direction and protocol.
+TEST(StagingPolicy, GeometryFromOptionsOrDefaults) {
+  sg__stage_geometry g;
+  sg__route_geometry(0, 4, 0, 1, 1, 64 * MiB, 16, &g);
+  EXPECT_EQ(g.chunk, sg__stage_auto_chunk_memops(1, 64 * MiB));
+  EXPECT_EQ(g.parts, sg__stage_default_threads(1, 64 * MiB, 16));
+  EXPECT_EQ(g.ring, 4u);
+  sg__route_geometry(0, 4, 0, 0, 0, 64 * MiB, 16, &g);
+  EXPECT_EQ(g.chunk, sg__stage_auto_chunk(0, 64 * MiB));
+  sg__route_geometry(1000, 2, 3, 1, 1, 100000, 16, &g);
+  EXPECT_EQ(g.chunk, 1000u);
+  EXPECT_EQ(g.chunks, 100u);
+  EXPECT_EQ(g.ring, 2u);
+  EXPECT_EQ(g.parts, 3u);
+}
+
 }  // namespace
