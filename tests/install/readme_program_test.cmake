@@ -60,7 +60,7 @@ endif()
 message("SG_BACKEND=bogus: ${out}")
 execute_process(COMMAND ${CMAKE_COMMAND} -E env SG_BACKEND=cuda ${WORK_DIR}/build/first
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
-if(out MATCHES "host backend")
+if(out MATCHES "host backend: correct")
   message(FATAL_ERROR "SG_BACKEND=cuda ran on the host backend:\n${out}")
 endif()
 if(NOT (rc EQUAL 0 AND out MATCHES "CUDA backend: correct")
