@@ -384,6 +384,15 @@ static void put_title(sg__text *t, const builder *b, const item *it, uint64_t or
   sg__text_printf(t, ")</title>");
 }
 
+/* An axis label: as short as it can be ("0", "250 us", "1.5 ms"), in the
+ * unit of the whole span so that the labels read alike. */
+static void put_tick(sg__text *t, uint64_t ns, uint64_t span) {
+  double unit = span >= 1000000000 ? 1e9 : span >= 1000000 ? 1e6 : span >= 1000 ? 1e3 : 1;
+  const char *name = unit == 1e9 ? "s" : unit == 1e6 ? "ms" : unit == 1e3 ? "us" : "ns";
+  if (ns == 0) sg__text_printf(t, "0");
+  else sg__text_printf(t, "%.6g %s", (double)ns / unit, name);
+}
+
 /* A tick step of 1, 2 or 5 times a power of ten giving at most ~10 ticks. */
 static uint64_t tick_step(uint64_t span) {
   uint64_t step = 1;
@@ -461,7 +470,7 @@ static void render(sg__text *t, builder *b) {
                     y);
     sg__text_printf(t, "<text x=\"%.1f\" y=\"%.1f\" stroke=\"none\" fill=\"#555\" "
                        "text-anchor=\"middle\">", x, top - 9);
-    put_duration(t, at);
+    put_tick(t, at, span);
     sg__text_printf(t, "</text>\n");
     if (at > UINT64_MAX - step) break;
   }
