@@ -275,7 +275,8 @@ static void collect(builder *b) {
       sg__mutex_lock(&tr->lock);
       uint64_t spans = tr->span_total < tr->span_cap ? tr->span_total : tr->span_cap;
       for (uint64_t k = 0; k < spans; k++)
-        thread_lane[tr->spans[k].lane] = tr->spans[k].copy_thread ? 1 : 2;
+        if (tr->spans[k].lane <= max_lane)
+          thread_lane[tr->spans[k].lane] = tr->spans[k].copy_thread ? 1 : 2;
       sg__mutex_unlock(&tr->lock);
     }
     for (uint32_t l = 0; l <= max_lane; l++) {
@@ -293,6 +294,7 @@ static void collect(builder *b) {
     uint64_t spans = tr->span_total < tr->span_cap ? tr->span_total : tr->span_cap;
     for (uint64_t k = tr->span_total - spans; k < tr->span_total && !b->failed; k++) {
       const sg__trace_span *sp = &tr->spans[k % tr->span_cap];
+      if (!thread_lane || sp->lane > max_lane || thread_lane[sp->lane] < 0) continue;
       item *it = add_item(b);
       if (!it) break;
       *it = (item){sp->start_ns, sp->end_ns > sp->start_ns ? sp->end_ns : sp->start_ns, 0,
