@@ -548,7 +548,7 @@ sg_status sg__trace_write_svg(const sg__trace_source *sources, unsigned count, c
   collect(&b);
   sg__text t = {0};
   if (!b.failed) {
-    qsort(b.items, b.n, sizeof *b.items, by_lane_then_start);
+    if (b.n) qsort(b.items, b.n, sizeof *b.items, by_lane_then_start);
     assign_rows(&b);
     render(&t, &b);
   }

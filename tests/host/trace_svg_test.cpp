@@ -405,4 +405,67 @@ TEST(PlanSvg, RefusalsSayWhy) {
   SG_ASSERT_OK(sg_plan_destroy(plan));
 }
 
+// Every allocation the writers make may fail: each failure comes back as
+// SG_ERR_OUT_OF_MEMORY naming the call, with nothing leaked and no file
+// half-written being taken for a picture.
+TEST(SvgFaults, EveryAllocationFailureIsAStatus) {
+  sgtest::Graph g;
+  Diamond d(g, 512);
+  d.ns = 1000;
+  sg_exec_options o = sgtest::host_options();
+  o.trace = 1;
+  o.staging.policy = SG_STAGING_STAGE;  // staging spans too
+  sgtest::Exec e;
+  SG_ASSERT_OK(sg_exec_create(g, &o, &e.e));
+  for (int i = 0; i < 2; i++) SG_ASSERT_OK(sg_exec_launch(e, nullptr));
+  SG_ASSERT_OK(sg_exec_wait(e));
+  const sg_plan *plan = nullptr;
+  SG_ASSERT_OK(sg_exec_get_plan(e, &plan));
+  std::string path = temp_path("faults");
+  int fired = 0;
+  bool done = false;
+  for (unsigned long nth = 1; nth < 2000 && !done; nth++) {
+    long live = sg_live_allocations();
+    sg_fault_arm_site(SG_FAULT_ALLOC, "", nth);  // every allocation on the way
+    sg_status st = sg_exec_write_trace_svg(e, path.c_str());
+    bool hit = sg_fault_fired();
+    sg_fault_arm(SG_FAULT_ALL, 0);
+    EXPECT_EQ(sg_live_allocations(), live) << "allocation " << nth;
+    if (!hit) {
+      SG_EXPECT_OK(st);
+      done = true;
+      continue;
+    }
+    fired++;
+    EXPECT_EQ(st, SG_ERR_OUT_OF_MEMORY) << "allocation " << nth;
+    EXPECT_NE(std::string(sg_last_error()).find("sg_exec_write_trace_svg"), std::string::npos);
+  }
+  EXPECT_GT(fired, 0) << "no allocation of the trace writer was reached";
+  EXPECT_TRUE(done) << "the sweep did not reach a run without a fault";
+  fired = 0;
+  done = false;
+  for (unsigned long nth = 1; nth < 2000 && !done; nth++) {
+    long live = sg_live_allocations();
+    char *svg = nullptr;
+    sg_fault_arm_site(SG_FAULT_ALLOC, "", nth);
+    sg_status st = sg_plan_to_svg(plan, &svg);
+    bool hit = sg_fault_fired();
+    sg_fault_arm(SG_FAULT_ALL, 0);
+    sg_free(svg);
+    EXPECT_EQ(sg_live_allocations(), live) << "allocation " << nth;
+    if (!hit) {
+      SG_EXPECT_OK(st);
+      done = true;
+      continue;
+    }
+    fired++;
+    EXPECT_EQ(st, SG_ERR_OUT_OF_MEMORY) << "allocation " << nth;
+    EXPECT_EQ(svg, nullptr);
+  }
+  EXPECT_TRUE(done) << "the sweep did not reach a run without a fault";
+  EXPECT_GT(fired, 0) << "no allocation of the plan writer was reached";
+  std::printf("allocation failures delivered to the plan writer: %d\n", fired);
+  std::remove(path.c_str());
+}
+
 }  // namespace
