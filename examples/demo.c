@@ -79,6 +79,10 @@ static void output_path(char *buf, size_t cap, const char *dir, const char *name
 int main(int argc, char **argv) {
   const char *dir = argc > 1 ? argv[1] : NULL;
   sg_backend backend = sg_backend_resolve(SG_BACKEND_AUTO);
+  if (backend == SG_BACKEND_AUTO) { /* SG_BACKEND asks for what this machine cannot give */
+    fprintf(stderr, "backend: %s\n", sg_last_error());
+    return 1;
+  }
   say_backend(backend);
 
   uint32_t *in_a = malloc(N * 4), *in_b = malloc(N * 4), *out = malloc(N * 4);

@@ -30,7 +30,7 @@ static const char *const fill[] = {"#aec7e8", "#ffbb78", "#98df8a", "#ff9896",
 #define BOX_W 156.0
 #define BOX_H 36.0
 #define ROW 64.0
-#define TOP 86.0     /* title, legend and stream headers */
+#define TOP 100.0    /* title, legend and stream headers */
 #define MARGIN 16.0
 #define LABEL_CHARS 24 /* characters of a name shown in its box (all in the hover text) */
 
@@ -91,7 +91,7 @@ static double box_y(uint32_t row) { return TOP + row * ROW; }
 static void draw(sg__text *t, const sg_plan *p, const uint32_t *row, uint32_t rows) {
   const sg__schedule *s = &p->schedule;
   double width = 2 * MARGIN + (s->stream_count ? s->stream_count : 1) * COL;
-  if (width < 560) width = 560;
+  if (width < 640) width = 640; /* the legend's width */
   double height = TOP + rows * ROW + MARGIN;
   sg__text_printf(t,
                   "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -108,12 +108,13 @@ static void draw(sg__text *t, const sg_plan *p, const uint32_t *row, uint32_t ro
   sg__text_printf(t,
                   "<text x=\"%.0f\" y=\"20\" font-size=\"14\" font-weight=\"bold\">plan: %u "
                   "node%s on %u stream%s, %u event%s, %zu wait%s</text>\n"
-                  "<text x=\"%.0f\" y=\"38\" fill=\"#555\">A column per stream, run top down. "
-                  "Grey: stream order; red dashed arrow: a wait for the event recorded after "
-                  "the node it starts from.</text>\n",
+                  "<text x=\"%.0f\" y=\"38\" fill=\"#555\">A column per stream, run top "
+                  "down; hover over a box or an arrow for its details.</text>\n"
+                  "<text x=\"%.0f\" y=\"54\" fill=\"#555\">Grey: stream order; red dashed "
+                  "arrow: a wait for the event recorded after the node it starts from.</text>\n",
                   MARGIN, s->node_count, s->node_count == 1 ? "" : "s", s->stream_count,
                   s->stream_count == 1 ? "" : "s", s->event_count, s->event_count == 1 ? "" : "s",
-                  s->wait_count, s->wait_count == 1 ? "" : "s", MARGIN);
+                  s->wait_count, s->wait_count == 1 ? "" : "s", MARGIN, MARGIN);
   for (uint32_t k = 0; k < s->stream_count; k++) {
     int device = sg__plan_device(p, s->stream_device[k]);
     sg__text_printf(t, "<text class=\"stream\" data-stream=\"%u\" x=\"%.1f\" y=\"%.1f\" "
