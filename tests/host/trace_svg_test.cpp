@@ -231,6 +231,24 @@ TEST_P(TraceSvg, BarsMatchTheRecordsOfEveryLaunch) {
 // A pipeline's picture: one section per instance, every batch there with
 // its number, and its copies beside the other instances' on the direction
 // lanes.
+// Each instance works on device memory of its own (batches in flight must
+// not share it): bound into the Diamond's nodes at setup.
+int instance_setup(sg_pipeline_instance *inst, void *user) {
+  const Diamond *d = static_cast<const Diamond *>(user);
+  size_t n = d->in_a.size();
+  void *mem = nullptr;
+  if (sg_mem_alloc(SG_BACKEND_HOST, SG_MEMORY_DEVICE, 0, 2 * n * 4, &mem) != SG_OK) return 1;
+  uint32_t *a = static_cast<uint32_t *>(mem), *b = a + n;
+  sg_pipeline_bind binds[] = {sg_bind_copy_dst(d->nodes[0], a), sg_bind_copy_dst(d->nodes[1], b),
+                              sg_bind_kernel_arg(d->nodes[2], 0, &a, sizeof a),
+                              sg_bind_kernel_arg(d->nodes[3], 0, &b, sizeof b),
+                              sg_bind_copy_src(d->nodes[5], a)};
+  inst->data = mem;
+  return sg_pipeline_instance_bind(inst, binds, 5) != SG_OK;
+}
+
+void instance_teardown(sg_pipeline_instance *inst, void *) { sg_mem_free(inst->data); }
+
 TEST(TraceSvgPipeline, EveryBatchIsDrawnAndLabelled) {
   sgtest::LeakCheck leaks;
   sgtest::Graph g;
@@ -241,10 +259,18 @@ TEST(TraceSvgPipeline, EveryBatchIsDrawnAndLabelled) {
   po.depth = 2;
   po.exec.backend = SG_BACKEND_HOST;
   po.exec.trace = 1;
+  po.setup = instance_setup;
+  po.teardown = instance_teardown;
+  po.user_data = &d;
   sg_pipeline *p = nullptr;
   SG_ASSERT_OK(sg_pipeline_create(g, &po, &p));
   const int batches = 5;
-  for (int b = 0; b < batches; b++) SG_ASSERT_OK(sg_pipeline_submit(p, nullptr, nullptr));
+  std::vector<std::vector<uint32_t>> outs(batches, std::vector<uint32_t>(d.in_a.size()));
+  for (int b = 0; b < batches; b++) {
+    sg_pipeline_bind bind = sg_bind_copy_dst(d.nodes[5], outs[b].data());  // its own output
+    sg_pipeline_batch batch = {&bind, 1, nullptr};
+    SG_ASSERT_OK(sg_pipeline_submit(p, &batch, nullptr));
+  }
   SG_ASSERT_OK(sg_pipeline_drain(p));
   std::string path = temp_path("pipeline_svg");
   SG_ASSERT_OK(sg_pipeline_write_trace_svg(p, path.c_str()));
