@@ -318,6 +318,8 @@ sg_exec_set_host = _sized("sg_exec_set_host", [_vp, sg_node, _P(sg_host_desc)],
                           [(2, sg_host_desc)])
 sg_exec_update = _proto("sg_exec_update", [_vp, _vp])
 sg_exec_write_trace = _proto("sg_exec_write_trace", [_vp, ctypes.c_char_p])
+sg_exec_write_trace_svg = _proto("sg_exec_write_trace_svg", [_vp, ctypes.c_char_p],
+                                 optional=True)
 
 sg_pipeline_options_init = _sized("sg_pipeline_options_init", [_P(sg_pipeline_options)],
                                   [(0, sg_pipeline_options)], None)

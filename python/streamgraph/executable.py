@@ -171,6 +171,14 @@ class Exec:
         """The last traced launch as Chrome trace JSON (needs trace=True)."""
         check(_lib.sg_exec_write_trace(self.handle, str(path).encode()), "sg_exec_write_trace")
 
+    def write_trace_svg(self, path):
+        """The kept launches as an SVG timeline (needs trace=True): open it in
+        a web browser; hovering over a bar shows its node and times."""
+        if _lib.sg_exec_write_trace_svg is None:
+            raise NotImplementedError("this library has no sg_exec_write_trace_svg")
+        check(_lib.sg_exec_write_trace_svg(self.handle, str(path).encode()),
+              "sg_exec_write_trace_svg")
+
     def destroy(self):
         """Waits for launches in flight, then frees the executable."""
         if self._h and self._owned:
