@@ -61,6 +61,7 @@ sg_status sg_graph_destroy(sg_graph *graph) {
   for (uint32_t i = 0; i < graph->node_count; i++) sg__node_free(&graph->nodes[i]);
   sg__free(graph->nodes);
   sg__edge_set_free(&graph->edges);
+  sg__access_table_free(&graph->access);
   sg__free(graph->name);
   sg__free(graph);
   return SG_OK;

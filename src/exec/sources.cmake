@@ -7,4 +7,5 @@ list(APPEND SG_C_SOURCES
   exec/trace.c
   exec/trace_json.c
   exec/exec_trace.c
-  exec/exec_dump.c)
+  exec/exec_dump.c
+  exec/exec_temps.c)
