@@ -18,6 +18,7 @@ list(APPEND SG_C_SOURCES
   plan/schedule_build.c
   plan/schedule_check.c
   plan/memplan.c
+  plan/memplan_bound.c
   plan/memplan_check.c
   plan/plan.c
   plan/plan_dot.c)
