@@ -316,3 +316,37 @@ TEST(Access, InferredOrderEqualsAllPairsReference) {
 }
 
 }  // namespace
+
+namespace {
+
+// A caller compiled against a newer sg_access (a field this library does
+// not know, left zero) declares through the element size it passes.
+TEST(Access, NewerAccessLayoutsAreReadElementByElement) {
+  sgtest::Graph g;
+  static char x[64];
+  sg_node a{}, b{};
+  SG_ASSERT_OK(sg_graph_add_empty(g, nullptr, nullptr, 0, &a));
+  SG_ASSERT_OK(sg_graph_add_empty(g, nullptr, nullptr, 0, &b));
+  struct Newer {
+    sg_access known;
+    uint64_t extra;
+  } v[2] = {};
+  v[0].known.ptr = x;
+  v[0].known.bytes = 64;
+  v[0].known.mode = SG_ACCESS_WRITE;
+  v[1].known = v[0].known;
+  v[1].known.mode = SG_ACCESS_READ;
+  SG_ASSERT_OK(sg_graph_declare_access_sized(g, a, &v[0].known, 1, sizeof(Newer)));
+  SG_ASSERT_OK(sg_graph_declare_access_sized(g, b, &v[1].known, 1, sizeof(Newer)));
+  size_t count = 0;
+  SG_ASSERT_OK(sg_graph_inferred_edge_count(g, &count));
+  EXPECT_EQ(count, 1u);
+  v[0].extra = 1;  // a field this library cannot honour
+  EXPECT_EQ(sg_graph_declare_access_sized(g, a, &v[0].known, 2, sizeof(Newer)),
+            SG_ERR_UNSUPPORTED);
+  EXPECT_EQ(sg_graph_declare_access_sized(g, a, &v[0].known, 1, 8), SG_ERR_INVALID_ARGUMENT);
+  SG_ASSERT_OK(sg_graph_access_count(g, &count));
+  EXPECT_EQ(count, 2u);
+}
+
+}  // namespace
