@@ -278,7 +278,7 @@ sg_status sg__access_infer(const sg__access_table *t, uint32_t node_count, uint6
     sg__free(w.edges.v);
     return SG_ERR_OUT_OF_MEMORY;
   }
-  qsort(w.edges.v, w.edges.n, sizeof *w.edges.v, by_u64);
+  if (w.edges.n) qsort(w.edges.v, w.edges.n, sizeof *w.edges.v, by_u64);
   size_t m = 0;
   for (size_t i = 0; i < w.edges.n; i++)
     if (!m || w.edges.v[m - 1] != w.edges.v[i]) w.edges.v[m++] = w.edges.v[i];

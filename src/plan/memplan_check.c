@@ -29,7 +29,7 @@ static int build_edges(const sg__schedule *s, const uint32_t *succ_start, const 
     g->next = sg__malloc(((size_t)m + 1) * sizeof *g->next);
     if (!g->next) return -1;
     memcpy(g->start, succ_start, ((size_t)n + 1) * sizeof *g->start);
-    memcpy(g->next, succ, (size_t)m * sizeof *g->next);
+    if (m) memcpy(g->next, succ, (size_t)m * sizeof *g->next);
     return 0;
   }
   /* Two passes over the same edges: count, then fill. */
