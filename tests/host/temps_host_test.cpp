@@ -354,3 +354,101 @@ TEST(TempsHost, EachExecutableHasItsOwnArena) {
 }
 
 }  // namespace
+
+namespace {
+
+// Every allocation and thread or lock creation along the life of a graph
+// with declared accesses and temporaries (declaring, inferring, drawing,
+// planning memory, the arena, a parameter update, a re-plan) can fail:
+// the failure comes back as a status with a message, and nothing leaks.
+sg_status temps_scenario() {
+  static uint32_t ext[kElems];
+  sg_graph *g = nullptr;
+  sg_exec *e = nullptr;
+  sg_status st = sg_graph_create(&g);
+  sg_temp t[2]{};
+  sg_temp_desc td{};
+  td.bytes = kElems * 4;
+  td.name = "t";
+  for (int i = 0; i < 2 && !st; i++) st = sg_graph_add_temp(g, &td, &t[i]);
+  std::vector<sg_node> nodes;
+  for (int i = 0; i < 4 && !st; i++) {
+    OpArgs a{ext, ext, ext, 64, (uint32_t)i, 0};
+    void *args[6] = {&a.dst, &a.src1, &a.src2, &a.count, &a.salt, &a.commute};
+    size_t sizes[6] = {sizeof a.dst, sizeof a.src1, sizeof a.src2, 4, 4, 4};
+    sg_kernel_desc k{};
+    k.grid = k.block = sg_dim3{1, 1, 1};
+    k.args = args;
+    k.arg_sizes = sizes;
+    k.arg_count = 6;
+    k.host_twin = op_twin;
+    sg_node n{};
+    st = sg_graph_add_kernel(g, &k, nullptr, 0, &n);
+    sg_access acc[2]{};
+    acc[0].temp = t[i % 2];
+    acc[0].mode = i < 2 ? SG_ACCESS_WRITE : SG_ACCESS_READ;
+    acc[1].ptr = ext;
+    acc[1].bytes = 256;
+    acc[1].mode = i < 2 ? SG_ACCESS_READ : SG_ACCESS_WRITE;
+    if (!st) st = sg_graph_declare_access(g, n, acc, 2);
+    if (!st) st = sg_graph_bind_temp(g, n, i < 2 ? 0 : 1, t[i % 2], 0);
+    nodes.push_back(n);
+  }
+  size_t count = 0;
+  char *dot = nullptr;
+  if (!st) st = sg_graph_validate(g);
+  if (!st) st = sg_graph_inferred_edge_count(g, &count);
+  if (!st) st = sg_graph_to_dot(g, &dot);
+  sg_free(dot);
+  sg_exec_options o = host_options(2);
+  if (!st) st = sg_exec_create(g, &o, &e);
+  if (!st) st = sg_exec_launch(e, nullptr);
+  if (!st) st = sg_exec_wait(e);
+  if (!st) {
+    OpArgs a{nullptr, ext, ext, 64, 7, 0};
+    void *args[6] = {&a.dst, &a.src1, &a.src2, &a.count, &a.salt, &a.commute};
+    size_t sizes[6] = {sizeof a.dst, sizeof a.src1, sizeof a.src2, 4, 4, 4};
+    sg_kernel_desc k{};
+    k.grid = k.block = sg_dim3{1, 1, 1};
+    k.args = args;
+    k.arg_sizes = sizes;
+    k.arg_count = 6;
+    k.host_twin = op_twin;
+    st = sg_exec_set_kernel(e, nodes[0], &k);
+  }
+  sg_node extra{};
+  if (!st) st = sg_graph_add_empty(g, "extra", nodes.data(), 1, &extra);
+  if (!st) st = sg_exec_update(e, g);
+  if (!st) st = sg_exec_launch(e, nullptr);
+  if (!st) st = sg_exec_wait(e);
+  if (e) sg_exec_destroy(e);
+  if (g) sg_graph_destroy(g);
+  return st;
+}
+
+void sweep(unsigned kinds) {
+  long start = sg_live_allocations();
+  int failures = 0;
+  for (unsigned long nth = 1; nth < 5000; nth++) {
+    sg_fault_arm(kinds, nth);
+    sg_status st = temps_scenario();
+    int fired = sg_fault_fired();
+    sg_fault_arm(0, 0);
+    std::string site = sg_fault_site();
+    ASSERT_EQ(sg_live_allocations(), start) << "leak with fault " << nth << " at " << site;
+    if (!fired) {
+      ASSERT_EQ(st, SG_OK) << sg_last_error();
+      EXPECT_GT(failures, 0);
+      return;
+    }
+    failures++;
+    EXPECT_NE(st, SG_OK) << "fault " << nth << " at " << site << " was swallowed";
+    EXPECT_STRNE(sg_last_error(), "") << "fault " << nth << " at " << site;
+  }
+  FAIL() << "the scenario never ran to completion";
+}
+
+TEST(TempsHost, EveryAllocationFailureIsReported) { sweep(SG_FAULT_ALLOC); }
+TEST(TempsHost, EveryThreadOrLockFailureIsReported) { sweep(SG_FAULT_SYSTEM); }
+
+}  // namespace
