@@ -3,6 +3,7 @@ Python and turned into executables (``Graph.compile``)."""
 import ctypes
 
 from . import _lib
+from . import buffers as _buffers
 from . import callbacks
 from .errors import check
 from .kernel import Kernel, dim3
@@ -231,8 +232,53 @@ class Graph:
         return self._add(CopySpec(dst, src, nbytes, name), after)
 
     def kernel(self, kernel, grid, block, args=(), shared_bytes=0, after=None, name=None):
-        """A launch of ``kernel`` (a Kernel) with ``args`` (captured by value now)."""
-        return self._add(KernelSpec(kernel, grid, block, args, shared_bytes, name), after)
+        """A launch of ``kernel`` (a Kernel) with ``args`` (captured by value now).
+        A Temp (or ``temp[a:b]``) among ``args`` passes the temporary's
+        address in each executable (``bind``); declare the node's access to it
+        with ``access``."""
+        plain, binds = _buffers.split_temp_args(kernel, list(args)) if isinstance(
+            kernel, Kernel) else (args, [])
+        node = self._add(KernelSpec(kernel, grid, block, plain, shared_bytes, name), after)
+        for i, temp, offset in binds:
+            self.bind(node, i, temp, offset)
+        return node
+
+    # ---- declared access and planned temporaries (docs/buffers.md) ----------
+
+    def temp(self, shape, dtype="float32", alignment=0, name=None):
+        """A planned temporary of ``shape`` (an int or a tuple) elements of
+        ``dtype``: memory this graph owns whose contents live only within a
+        launch. Each executable places it in its arena."""
+        return _buffers.make_temp(self, shape, dtype, alignment, name)
+
+    def access(self, node, reads=(), writes=(), updates=(), accumulates=()):
+        """Declares what ``node`` reads, writes, or reads and writes
+        (``updates``), and where it accumulates commutatively (atomics: such
+        writes run together). Each item: a Temp, ``temp[a:b]`` (bytes), or
+        memory ``streamgraph.pointer`` takes (a NumPy or torch array, a
+        DeviceArray). Nodes are then ordered in creation order wherever
+        their declarations conflict."""
+        self._own(node)
+        # Only addresses are compared, but the objects are kept while the
+        # graph lives, so that one freed and another allocated at its address
+        # cannot stand for it.
+        self.__dict__.setdefault("_access_refs", []).extend(
+            _buffers.declare(self, node, reads, writes, updates, accumulates))
+
+    def bind(self, node, arg, temp, offset=0):
+        """Kernel argument ``arg`` of ``node`` receives the address of byte
+        ``offset`` of ``temp`` in every executable."""
+        self._own(node)
+        _buffers.bind(self, node, arg, temp, offset)
+
+    @property
+    def inferred_edge_count(self):
+        """Edges declared accesses add (explicit ones not counted)."""
+        n = ctypes.c_size_t()
+        check(_buffers._require(_lib.sg_graph_inferred_edge_count,
+                                "sg_graph_inferred_edge_count")(self.handle, ctypes.byref(n)),
+              "sg_graph_inferred_edge_count")
+        return n.value
 
     def memset(self, dst, value, count=None, element_size=4, after=None, name=None):
         """``count`` elements of ``element_size`` (1, 2 or 4) bytes set to ``value``
@@ -261,8 +307,13 @@ class Graph:
 
     def set_kernel(self, node, **changes):
         """Changes a kernel node's parameters in the graph (args, grid, block,
-        shared_bytes, kernel); executables made already are not affected."""
+        shared_bytes, kernel); executables made already are not affected.
+        Arguments bound to temporaries keep their binding (give the Temp, or
+        anything: its value is replaced)."""
         self._own(node)
+        if changes.get("args") is not None:
+            k = changes.get("kernel") or node.spec.kernel
+            changes["args"], _ = _buffers.split_temp_args(k, list(changes["args"]))
         self._set(node, node.spec.replaced(**changes))
 
     def set_copy(self, node, **changes):
