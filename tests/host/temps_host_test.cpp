@@ -232,6 +232,10 @@ TEST(TempsHost, RandomGraphsMatchTheSerialReference) {
     size_t edges = 1;
     SG_ASSERT_OK(sg_graph_edge_count(b.g, &edges));
     ASSERT_EQ(edges, 0u);
+    // A third of the graphs spread over two (emulated) devices: streams
+    // per device, events across them.
+    if (seed % 3 == 0)
+      for (auto &n : b.nodes) SG_ASSERT_OK(sg_graph_set_device(b.g, n, (int)(rng() % 2)));
     sg_exec_options o = host_options(1 + rng() % 8);
     sgtest::Exec e;
     ASSERT_EQ(sg_exec_create(b.g, &o, &e.e), SG_OK) << "seed " << seed << ": " << sg_last_error();
