@@ -817,12 +817,20 @@ sg_status sg__memplan_build(const sg__schedule *s, const uint32_t *succ_start,
   if (!t->temp_count) return SG_OK;
   out->offset = sg__calloc(t->temp_count, sizeof *out->offset);
   if (!out->offset) return oom(out);
-  /* Without reuse, and as the comparison figure: each temporary alone. */
+  /* Without reuse, and as the comparison figure: each temporary alone.
+   * Every packing stays below this plus one alignment per temporary, so a
+   * total that fits half the address space leaves the packers no overflow. */
   size_t end = 0;
   for (uint32_t k = 0; k < t->temp_count; k++) {
     size_t at = align_up(end, t->temps[k].alignment);
     if (!reuse) out->offset[k] = at;
-    end = at + t->temps[k].bytes;
+    if (sg__add_overflows(at, t->temps[k].bytes, &end) || end > SIZE_MAX / 4 ||
+        (size_t)t->temp_count * 4096 > SIZE_MAX / 4 - end) {
+      sg__memplan_free(out);
+      return sg__fail(SG_ERR_INVALID_ARGUMENT,
+                      "planner: the %u temporaries total more bytes than an arena can hold",
+                      t->temp_count);
+    }
   }
   out->no_reuse_bytes = end;
   if (!reuse) {

@@ -6,6 +6,7 @@
 // on every stream limit, over several launches, after parameter updates
 // and after a topology change re-plans the memory. The packing is proved
 // safe inside sg_exec_create (debug builds run the checker).
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -329,6 +330,30 @@ TEST(TempsHost, UpdatesKeepTheBindingsAndTopologyChangesRePlan) {
   SG_ASSERT_OK(sg_exec_get_stats(e, &after));
   EXPECT_EQ(after.rebuilds, before.rebuilds + 1);
   launch_and_compare(b, e, reference(p), "after a topology change");
+}
+
+// Temporaries whose sizes add up past what an arena can hold are refused
+// when the executable is made, not wrapped around.
+TEST(TempsHost, TemporariesTooLargeTogetherAreRefused) {
+  sgtest::Graph g;
+  sg_node n{};
+  SG_ASSERT_OK(sg_graph_add_empty(g, "user", nullptr, 0, &n));
+  for (int i = 0; i < 4; i++) {
+    sg_temp t{};
+    sg_temp_desc td{};
+    td.bytes = PTRDIFF_MAX / 2;
+    SG_ASSERT_OK(sg_graph_add_temp(g, &td, &t));
+    sg_access a{};
+    a.temp = t;
+    a.mode = SG_ACCESS_WRITE;
+    SG_ASSERT_OK(sg_graph_declare_access(g, n, &a, 1));
+  }
+  sg_exec_options o = host_options(2);
+  sg_exec *e = nullptr;
+  EXPECT_EQ(sg_exec_create(g, &o, &e), SG_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::strstr(sg_last_error(), "sg_exec_create"), nullptr) << sg_last_error();
+  EXPECT_NE(std::strstr(sg_last_error(), "arena"), nullptr) << sg_last_error();
+  EXPECT_EQ(e, nullptr);
 }
 
 // Each executable (each pipeline instance is one) has its own arena.
