@@ -454,6 +454,54 @@ sg_status sg_graph_declare_access(sg_graph *graph, sg_node node, const sg_access
 SG_API sg_status sg_graph_bind_temp(sg_graph *graph, sg_node node, unsigned arg, sg_temp temp,
                                     size_t offset);
 
+/* A copy one or both of whose sides are temporaries: for each side that is
+ * (a non-zero dst_temp or src_temp), the descriptor's pointer is NULL and
+ * the copy reads or writes `bytes` from byte dst_offset (src_offset) of the
+ * temporary, which must hold them. SG_COPY_AUTO follows the arena's memory
+ * in each executable (device memory on the CUDA backend); an explicit kind
+ * must say "device" for a temporary's side. Declare the node's access to
+ * the temporaries as for any node. sg_graph_set_copy and sg_exec_set_copy
+ * then take NULL for those sides (the temporaries stay). */
+SG_API sg_status sg_graph_add_copy_temp_sized(sg_graph *graph, const sg_copy_desc *desc,
+                                              size_t desc_size, sg_temp dst_temp,
+                                              size_t dst_offset, sg_temp src_temp,
+                                              size_t src_offset, const sg_node *deps,
+                                              size_t dep_count, sg_node *out);
+#ifndef SG_BUILDING_LIBRARY
+static inline sg_status sg_graph_add_copy_temp(sg_graph *graph, const sg_copy_desc *desc,
+                                               sg_temp dst_temp, size_t dst_offset,
+                                               sg_temp src_temp, size_t src_offset,
+                                               const sg_node *deps, size_t dep_count,
+                                               sg_node *out) {
+  return sg_graph_add_copy_temp_sized(graph, desc, sizeof *desc, dst_temp, dst_offset, src_temp,
+                                      src_offset, deps, dep_count, out);
+}
+#else
+sg_status sg_graph_add_copy_temp(sg_graph *graph, const sg_copy_desc *desc, sg_temp dst_temp,
+                                 size_t dst_offset, sg_temp src_temp, size_t src_offset,
+                                 const sg_node *deps, size_t dep_count, sg_node *out);
+#endif
+/* A memset of `count` elements from byte dst_offset of `dst_temp` (desc->dst
+ * NULL; the offset and the temporary's alignment multiples of
+ * element_size). */
+SG_API sg_status sg_graph_add_memset_temp_sized(sg_graph *graph, const sg_memset_desc *desc,
+                                                size_t desc_size, sg_temp dst_temp,
+                                                size_t dst_offset, const sg_node *deps,
+                                                size_t dep_count, sg_node *out);
+#ifndef SG_BUILDING_LIBRARY
+static inline sg_status sg_graph_add_memset_temp(sg_graph *graph, const sg_memset_desc *desc,
+                                                 sg_temp dst_temp, size_t dst_offset,
+                                                 const sg_node *deps, size_t dep_count,
+                                                 sg_node *out) {
+  return sg_graph_add_memset_temp_sized(graph, desc, sizeof *desc, dst_temp, dst_offset, deps,
+                                        dep_count, out);
+}
+#else
+sg_status sg_graph_add_memset_temp(sg_graph *graph, const sg_memset_desc *desc, sg_temp dst_temp,
+                                   size_t dst_offset, const sg_node *deps, size_t dep_count,
+                                   sg_node *out);
+#endif
+
 /* Temporaries and declared accesses of the graph. */
 SG_API sg_status sg_graph_temp_count(const sg_graph *graph, size_t *count);
 SG_API sg_status sg_graph_access_count(const sg_graph *graph, size_t *count);

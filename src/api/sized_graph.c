@@ -121,3 +121,25 @@ sg_status sg_graph_declare_access_sized(sg_graph *graph, sg_node node, const sg_
   sg__free(local);
   return st;
 }
+
+sg_status sg_graph_add_copy_temp_sized(sg_graph *graph, const sg_copy_desc *desc, size_t desc_size,
+                                       sg_temp dst_temp, size_t dst_offset, sg_temp src_temp,
+                                       size_t src_offset, const sg_node *deps, size_t dep_count,
+                                       sg_node *out) {
+  sg_copy_desc local;
+  const void *p;
+  sg_status st = sg__abi_in(desc, desc_size, SG__ABI_FIRST(sg_copy_desc, name), &local,
+                            sizeof local, "sg_graph_add_copy_temp", "desc", &p);
+  return st ? st : sg_graph_add_copy_temp(graph, p, dst_temp, dst_offset, src_temp, src_offset,
+                                          deps, dep_count, out);
+}
+
+sg_status sg_graph_add_memset_temp_sized(sg_graph *graph, const sg_memset_desc *desc,
+                                         size_t desc_size, sg_temp dst_temp, size_t dst_offset,
+                                         const sg_node *deps, size_t dep_count, sg_node *out) {
+  sg_memset_desc local;
+  const void *p;
+  sg_status st = sg__abi_in(desc, desc_size, SG__ABI_FIRST(sg_memset_desc, name), &local,
+                            sizeof local, "sg_graph_add_memset_temp", "desc", &p);
+  return st ? st : sg_graph_add_memset_temp(graph, p, dst_temp, dst_offset, deps, dep_count, out);
+}

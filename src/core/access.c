@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/checked.h"
 #include "core/error.h"
 #include "core/node.h"
 #include "core/sys.h"
@@ -410,8 +411,13 @@ sg_status sg__access_check(const sg__access_table *t, const sg__node *nodes,
     char label[SG__LABEL_BYTES];
     uint64_t key = edge_key(bind->node, bind->temp);
     size_t at = bound_index(have, n, key);
-    if (node->kind != SG__NODE_KERNEL || bind->arg >= node->u.kernel.arg_count ||
-        node->u.kernel.arg_sizes[bind->arg] != sizeof(void *))
+    int slot_ok = bind->arg == SG__BIND_MEMSET_DST ? node->kind == SG__NODE_MEMSET
+                  : bind->arg >= SG__BIND_COPY_DST ? node->kind == SG__NODE_COPY
+                                                   : 1;
+    if (bind->arg >= SG__BIND_COPY_DST && slot_ok) {
+      /* a copy's or memset's side: its size was checked when set */
+    } else if (!slot_ok || node->kind != SG__NODE_KERNEL || bind->arg >= node->u.kernel.arg_count ||
+               node->u.kernel.arg_sizes[bind->arg] != sizeof(void *))
       st = sg__fail(SG_ERR_INVALID_ARGUMENT,
                     "%s: node %s binds temporary t%u to kernel argument %u, which it does not "
                     "have as a pointer-sized argument",
@@ -462,4 +468,49 @@ static sg_status check_mix(const sg__access_table *t, const sg__node *nodes,
   }
   sg__free(v);
   return st;
+}
+
+/* ---- copies and memsets with temporaries -------------------------------------- */
+
+/* `bytes` from the bound offset must stay inside the temporary. */
+static sg_status check_fit(const sg__access_table *t, const sg__temp_bind *b, size_t bytes,
+                           const char *fn) {
+  size_t end;
+  if (!sg__add_overflows(b->offset, bytes, &end) && end <= t->temps[b->temp].bytes) return SG_OK;
+  return sg__fail(SG_ERR_INVALID_ARGUMENT,
+                  "%s: node #%u: %zu bytes from offset %zu run past the end of temporary t%u "
+                  "(%zu bytes)",
+                  fn, b->node, bytes, b->offset, b->temp, t->temps[b->temp].bytes);
+}
+
+sg_status sg__access_temp_sides(const sg__access_table *t, uint32_t node,
+                                const sg_copy_desc *desc, const char *fn, unsigned *sides) {
+  *sides = 0;
+  for (uint32_t i = 0; i < t->bind_count; i++) {
+    const sg__temp_bind *b = &t->binds[i];
+    if (b->node != node || (b->arg != SG__BIND_COPY_DST && b->arg != SG__BIND_COPY_SRC)) continue;
+    *sides |= b->arg == SG__BIND_COPY_DST ? SG__TEMP_DST : SG__TEMP_SRC;
+    sg_status st = desc ? check_fit(t, b, desc->bytes, fn) : SG_OK;
+    if (st) return st;
+  }
+  return SG_OK;
+}
+
+sg_status sg__access_memset_temp(const sg__access_table *t, uint32_t node,
+                                 const sg_memset_desc *desc, const char *fn, unsigned *sides) {
+  *sides = 0;
+  for (uint32_t i = 0; i < t->bind_count; i++) {
+    const sg__temp_bind *b = &t->binds[i];
+    if (b->node != node || b->arg != SG__BIND_MEMSET_DST) continue;
+    *sides = SG__TEMP_DST;
+    size_t bytes;
+    if (!desc) return SG_OK;
+    if (desc->element_size && b->offset % desc->element_size)
+      return sg__fail(SG_ERR_INVALID_ARGUMENT,
+                      "%s: node #%u: offset %zu in temporary t%u is not aligned to element_size "
+                      "%u", fn, node, b->offset, b->temp, desc->element_size);
+    if (sg__mul_overflows(desc->count, desc->element_size, &bytes)) bytes = SIZE_MAX;
+    return check_fit(t, b, bytes, fn);
+  }
+  return SG_OK;
 }

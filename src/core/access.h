@@ -34,12 +34,18 @@ typedef struct sg__access {
   uint8_t commutative;
 } sg__access;
 
-/* A kernel argument that receives a temporary's address. */
+/* Where a temporary's address goes: a kernel argument (its index), or one
+ * of these slots of a copy or memset node. */
+#define SG__BIND_COPY_DST 0xfffffff0u
+#define SG__BIND_COPY_SRC 0xfffffff1u
+#define SG__BIND_MEMSET_DST 0xfffffff2u
+
 typedef struct sg__temp_bind {
   uint32_t node;
-  uint32_t arg;
+  uint32_t arg;              /* a kernel argument, or an SG__BIND_* slot */
   uint32_t temp;
   size_t offset;
+  uint8_t auto_kind;         /* a copy made with SG_COPY_AUTO: its kind follows the arena */
 } sg__temp_bind;
 
 typedef struct sg__access_table {
@@ -93,6 +99,13 @@ void sg__access_explain(const sg__access_table *t, uint32_t from, uint32_t to, c
  * have (or not pointer-sized). SG_OK, or SG_ERR_INVALID_ARGUMENT naming
  * the node, the memory and the range (`fn` in front). */
 struct sg__node;
+/* For a copy node being updated with `desc`: its sides bound to temporaries
+ * (SG__TEMP_DST, SG__TEMP_SRC, node.h) in *sides, after checking that
+ * desc->bytes still fit them. Likewise for a memset (SG__TEMP_DST). */
+sg_status sg__access_temp_sides(const sg__access_table *t, uint32_t node,
+                                const sg_copy_desc *desc, const char *fn, unsigned *sides);
+sg_status sg__access_memset_temp(const sg__access_table *t, uint32_t node,
+                                 const sg_memset_desc *desc, const char *fn, unsigned *sides);
 sg_status sg__access_check(const sg__access_table *t, const struct sg__node *nodes,
                            uint32_t node_count, const char *fn);
 

@@ -217,7 +217,7 @@ sg_status sg_graph_bind_temp(sg_graph *graph, sg_node node, unsigned arg, sg_tem
     }
     if (!st) t->bind_count++;
   }
-  if (!st) t->binds[at] = (sg__temp_bind){index, arg, t_index, offset};
+  if (!st) t->binds[at] = (sg__temp_bind){index, arg, t_index, offset, 0};
   leave(graph);
   return st;
 }
@@ -258,5 +258,109 @@ sg_status sg_graph_inferred_edge_count(const sg_graph *graph, size_t *count) {
     }
   }
   sg__graph_read_end(graph);
+  return st;
+}
+
+/* ---- copies and memsets with temporaries -------------------------------------- */
+
+/* Room for `n` more bindings, so that adding them after the node cannot fail. */
+static sg_status reserve_binds(sg__access_table *t, uint32_t n, const char *fn) {
+  if (t->bind_count + n <= t->bind_cap) return SG_OK;
+  uint32_t cap = t->bind_cap ? t->bind_cap * 2 : 16;
+  while (cap < t->bind_count + n) cap *= 2;
+  sg__temp_bind *binds = sg__realloc_array(t->binds, cap, sizeof *binds);
+  if (!binds) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+  t->binds = binds;
+  t->bind_cap = cap;
+  return SG_OK;
+}
+
+/* One side: a temporary (non-zero handle) resolved, `bytes` from `offset`
+ * inside it. *index is SG__NO_TEMP for a zero handle. */
+static sg_status temp_side(const sg_graph *g, sg_temp temp, size_t offset, size_t bytes,
+                           const char *fn, const char *what, uint32_t *index) {
+  *index = SG__NO_TEMP;
+  if (!temp.opaque) return SG_OK;
+  sg_status st = sg__temp_resolve(temp, g->serial, g->access.temp_count, fn, what, index);
+  if (st) return st;
+  size_t end, size = g->access.temps[*index].bytes;
+  if (sg__add_overflows(offset, bytes, &end) || end > size)
+    return sg__fail(SG_ERR_INVALID_ARGUMENT,
+                    "%s: %zu bytes from offset %zu run past the end of %s (t%u, %zu bytes)", fn,
+                    bytes, offset, what, *index, size);
+  return SG_OK;
+}
+
+sg_status sg_graph_add_copy_temp(sg_graph *graph, const sg_copy_desc *desc, sg_temp dst_temp,
+                                 size_t dst_offset, sg_temp src_temp, size_t src_offset,
+                                 const sg_node *deps, size_t dep_count, sg_node *out) {
+  sg_status st = enter(graph, __func__);
+  if (st) return st;
+  uint32_t dst = SG__NO_TEMP, src = SG__NO_TEMP;
+  size_t bytes = desc ? desc->bytes : 0;
+  st = sg__graph_check_deps(graph, deps, dep_count, __func__);
+  if (!st) st = temp_side(graph, dst_temp, dst_offset, bytes, __func__, "dst_temp", &dst);
+  if (!st) st = temp_side(graph, src_temp, src_offset, bytes, __func__, "src_temp", &src);
+  if (!st && dst == SG__NO_TEMP && src == SG__NO_TEMP)
+    st = sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: neither dst_temp nor src_temp names a "
+                  "temporary (sg_graph_add_copy makes plain copies)", __func__);
+  if (!st) st = reserve_binds(&graph->access, 2, __func__);
+  sg__node node;
+  if (!st) {
+    sg__where where = {__func__, "copy", desc ? desc->name : NULL, NULL, graph->node_count};
+    unsigned sides = (dst != SG__NO_TEMP ? SG__TEMP_DST : 0) | (src != SG__NO_TEMP ? SG__TEMP_SRC : 0);
+    st = sg__node_from_copy_temps(desc, &where, sides, &node);
+  }
+  sg_node made;
+  if (!st) st = sg__graph_append_node(graph, &node, deps, dep_count, &made, __func__);
+  if (!st) {
+    sg__access_table *t = &graph->access;
+    uint8_t auto_kind = desc->kind == SG_COPY_AUTO;
+    uint32_t index = sg_node_index(made);
+    if (dst != SG__NO_TEMP)
+      t->binds[t->bind_count++] = (sg__temp_bind){index, SG__BIND_COPY_DST, dst, dst_offset,
+                                                  auto_kind};
+    if (src != SG__NO_TEMP)
+      t->binds[t->bind_count++] = (sg__temp_bind){index, SG__BIND_COPY_SRC, src, src_offset,
+                                                  auto_kind};
+    if (out) *out = made;
+  }
+  leave(graph);
+  return st;
+}
+
+sg_status sg_graph_add_memset_temp(sg_graph *graph, const sg_memset_desc *desc, sg_temp dst_temp,
+                                   size_t dst_offset, const sg_node *deps, size_t dep_count,
+                                   sg_node *out) {
+  sg_status st = enter(graph, __func__);
+  if (st) return st;
+  uint32_t dst = SG__NO_TEMP;
+  size_t bytes = 0;
+  if (desc && sg__mul_overflows(desc->count, desc->element_size, &bytes)) bytes = SIZE_MAX;
+  st = sg__graph_check_deps(graph, deps, dep_count, __func__);
+  if (!st) st = temp_side(graph, dst_temp, dst_offset, bytes, __func__, "dst_temp", &dst);
+  if (!st && dst == SG__NO_TEMP)
+    st = sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: dst_temp is not a temporary", __func__);
+  if (!st && desc && desc->element_size &&
+      (dst_offset % desc->element_size ||
+       graph->access.temps[dst].alignment < desc->element_size))
+    st = sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: offset %zu of temporary t%u (alignment %zu) is "
+                  "not aligned to element_size %u", __func__, dst_offset, dst,
+                  graph->access.temps[dst].alignment, desc->element_size);
+  if (!st) st = reserve_binds(&graph->access, 1, __func__);
+  sg__node node;
+  if (!st) {
+    sg__where where = {__func__, "memset", desc ? desc->name : NULL, NULL, graph->node_count};
+    st = sg__node_from_memset_temp(desc, &where, &node);
+  }
+  sg_node made;
+  if (!st) st = sg__graph_append_node(graph, &node, deps, dep_count, &made, __func__);
+  if (!st) {
+    sg__access_table *t = &graph->access;
+    t->binds[t->bind_count++] =
+        (sg__temp_bind){sg_node_index(made), SG__BIND_MEMSET_DST, dst, dst_offset, 0};
+    if (out) *out = made;
+  }
+  leave(graph);
   return st;
 }

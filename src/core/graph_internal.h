@@ -29,5 +29,11 @@ void sg__graph_read_end(const sg_graph *graph);
  * sg__node_resolve does for nodes. */
 sg_status sg__temp_resolve(sg_temp temp, uint32_t serial, uint32_t temp_count, const char *fn,
                            const char *what, uint32_t *index);
+/* graph.c's checks of dependency handles and its all-or-nothing append of
+ * a validated node, for the calls of core/graph_access.c. */
+sg_status sg__graph_check_deps(const sg_graph *g, const sg_node *deps, size_t dep_count,
+                               const char *fn);
+sg_status sg__graph_append_node(sg_graph *g, sg__node *node, const sg_node *deps,
+                                size_t dep_count, sg_node *out, const char *fn);
 
 #endif

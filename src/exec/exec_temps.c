@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/checked.h"
 #include "core/graph_internal.h"
+#include "core/memory_table.h"
 #include "core/sys.h"
 #include "exec/exec.h"
 #include "exec/exec_internal.h"
@@ -19,6 +21,7 @@ void sg__exec_temps_free(sg__exec_temps *t) {
   sg__memplan_free(&t->plan);
   sg__free(t->bind_start);
   sg__free(t->binds);
+  sg__free(t->temp_bytes);
   sg__free(t);
 }
 
@@ -27,11 +30,44 @@ static void *address_of(const sg__exec_temps *t, uint32_t temp, size_t offset) {
   return t && t->arena ? (char *)t->arena + t->plan.offset[temp] + offset : NULL;
 }
 
+/* A copy's or memset's side placed in the arena: its pointer, and the
+ * arena's memory kind (and a copy's kind, when it was SG_COPY_AUTO). */
+static void patch_side(const sg__exec_temps *t, const sg__temp_bind *bind, sg__node *node) {
+  void *address = address_of(t, bind->temp, bind->offset);
+  sg_memory_kind kind = t->ops == sg__host_backend() ? SG_MEMORY_HOST_DEVICE : SG_MEMORY_DEVICE;
+  if (node->kind == SG__NODE_MEMSET) {
+    node->u.memset.dst = address;
+    node->u.memset.dst_memory = kind;
+    node->u.memset.dst_alloc = 0;
+    return;
+  }
+  sg__copy *c = &node->u.copy;
+  if (bind->arg == SG__BIND_COPY_DST) {
+    c->dst = address;
+    c->dst_memory = kind;
+    c->dst_alloc = 0;
+  } else {
+    c->src = (const void *)address;
+    c->src_memory = kind;
+    c->src_alloc = 0;
+  }
+  if (bind->auto_kind) {
+    int src_dev = sg__memory_is_device(c->src_memory), dst_dev = sg__memory_is_device(c->dst_memory);
+    c->kind = src_dev ? (dst_dev ? SG_COPY_DEVICE_TO_DEVICE : SG_COPY_DEVICE_TO_HOST)
+                      : (dst_dev ? SG_COPY_HOST_TO_DEVICE : SG_COPY_HOST_TO_HOST);
+  }
+}
+
 sg_status sg__exec_temps_patch(const sg__exec_temps *t, uint32_t index, sg__node *node,
                                const char *fn) {
-  if (!t || !t->bind_start || node->kind != SG__NODE_KERNEL) return SG_OK;
+  if (!t || !t->bind_start) return SG_OK;
   for (uint32_t b = t->bind_start[index]; b < t->bind_start[index + 1]; b++) {
     const sg__temp_bind *bind = &t->binds[b];
+    if (bind->arg >= SG__BIND_COPY_DST) {
+      if (node->kind == SG__NODE_COPY || node->kind == SG__NODE_MEMSET) patch_side(t, bind, node);
+      continue;
+    }
+    if (node->kind != SG__NODE_KERNEL) continue;
     if (bind->arg >= node->u.kernel.arg_count ||
         node->u.kernel.arg_sizes[bind->arg] != sizeof(void *)) {
       char label[SG__LABEL_BYTES];
@@ -83,6 +119,11 @@ sg_status sg__exec_temps_create(const sg__backend_ops *ops, int device, sg__snap
       goto fail;
     }
     memcpy(t->binds, acc->binds, acc->bind_count * sizeof *t->binds);
+    if (!(t->temp_bytes = sg__realloc_array(NULL, acc->temp_count, sizeof *t->temp_bytes))) {
+      st = sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+      goto fail;
+    }
+    for (uint32_t k = 0; k < acc->temp_count; k++) t->temp_bytes[k] = acc->temps[k].bytes;
     qsort(t->binds, acc->bind_count, sizeof *t->binds, by_node);
     for (uint32_t b = 0; b < acc->bind_count; b++) t->bind_start[t->binds[b].node + 1]++;
     for (uint32_t v = 0; v < snap->node_count; v++) t->bind_start[v + 1] += t->bind_start[v];
@@ -98,6 +139,28 @@ fail_prefixed:
 fail:
   sg__exec_temps_free(t);
   return st;
+}
+
+sg_status sg__exec_temps_sides(const sg__exec_temps *t, uint32_t index, size_t bytes,
+                               unsigned align, const char *fn, unsigned *sides) {
+  *sides = 0;
+  if (!t || !t->bind_start) return SG_OK;
+  for (uint32_t b = t->bind_start[index]; b < t->bind_start[index + 1]; b++) {
+    const sg__temp_bind *bind = &t->binds[b];
+    if (bind->arg < SG__BIND_COPY_DST) continue;
+    *sides |= bind->arg == SG__BIND_COPY_SRC ? SG__TEMP_SRC : SG__TEMP_DST;
+    size_t end;
+    if (sg__add_overflows(bind->offset, bytes, &end) || end > t->temp_bytes[bind->temp])
+      return sg__fail(SG_ERR_INVALID_ARGUMENT,
+                      "%s: node #%u: %zu bytes from offset %zu run past the end of temporary "
+                      "t%u (%zu bytes)",
+                      fn, index, bytes, bind->offset, bind->temp, t->temp_bytes[bind->temp]);
+    if (align > 1 && (uintptr_t)address_of(t, bind->temp, bind->offset) % align)
+      return sg__fail(SG_ERR_INVALID_ARGUMENT,
+                      "%s: node #%u: byte %zu of temporary t%u is not aligned to element_size %u",
+                      fn, index, bind->offset, bind->temp, align);
+  }
+  return SG_OK;
 }
 
 /* ---- public queries ---------------------------------------------------------- */

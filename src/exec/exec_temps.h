@@ -17,6 +17,7 @@ typedef struct sg__exec_temps {
   void *arena;                /* NULL when no temporary has bytes */
   uint32_t *bind_start;       /* node_count + 1: each node's bindings in `binds` */
   sg__temp_bind *binds;       /* sorted by node */
+  size_t *temp_bytes;         /* each temporary's size (for updates of bound copies) */
 } sg__exec_temps;
 
 /* Plans the temporaries of `snap` under `plan` (completing a deferred plan
@@ -35,5 +36,11 @@ sg_status sg__exec_temps_create(const sg__backend_ops *ops, int device, sg__snap
 sg_status sg__exec_temps_patch(const sg__exec_temps *t, uint32_t index, sg__node *node,
                                const char *fn);
 void sg__exec_temps_free(sg__exec_temps *t);
+/* The sides of copy or memset node `index` that are temporaries
+ * (SG__TEMP_DST, SG__TEMP_SRC), after checking `bytes` still fit them:
+ * what sg_exec_set_copy and sg_exec_set_memset validate a new descriptor
+ * with. `t` NULL: none. */
+sg_status sg__exec_temps_sides(const sg__exec_temps *t, uint32_t index, size_t bytes,
+                               unsigned align, const char *fn, unsigned *sides);
 
 #endif

@@ -93,10 +93,14 @@ sg_status sg_exec_set_copy(sg_exec *exec, sg_node node, const sg_copy_desc *desc
   if (st) return st;
   uint32_t index;
   st = exec_target(exec, node, SG__NODE_COPY, __func__, &index);
+  unsigned sides = 0; /* sides that are temporaries (core/access.h) */
+  if (!st && exec->temps)
+    st = sg__exec_temps_sides(exec->temps, index, desc ? desc->bytes : 0, 1, __func__, &sides);
   if (!st) {
     sg__where where = {__func__, NULL, NULL, &exec->snap.nodes[index], index};
     sg__node fresh;
-    if (!(st = sg__node_from_copy(desc, &where, &fresh))) {
+    if (!(st = sides ? sg__node_from_copy_temps(desc, &where, sides, &fresh)
+                     : sg__node_from_copy(desc, &where, &fresh))) {
       st = apply(exec, index, &fresh, __func__);
       discard(exec, &fresh);
     }
@@ -110,10 +114,19 @@ sg_status sg_exec_set_memset(sg_exec *exec, sg_node node, const sg_memset_desc *
   if (st) return st;
   uint32_t index;
   st = exec_target(exec, node, SG__NODE_MEMSET, __func__, &index);
+  unsigned sides = 0;
+  if (!st && exec->temps) {
+    size_t bytes = 0;
+    if (desc && __builtin_mul_overflow(desc->count, (size_t)desc->element_size, &bytes))
+      bytes = SIZE_MAX;
+    st = sg__exec_temps_sides(exec->temps, index, bytes, desc ? desc->element_size : 1, __func__,
+                              &sides);
+  }
   if (!st) {
     sg__where where = {__func__, NULL, NULL, &exec->snap.nodes[index], index};
     sg__node fresh;
-    if (!(st = sg__node_from_memset(desc, &where, &fresh))) {
+    if (!(st = sides ? sg__node_from_memset_temp(desc, &where, &fresh)
+                     : sg__node_from_memset(desc, &where, &fresh))) {
       st = apply(exec, index, &fresh, __func__);
       discard(exec, &fresh);
     }

@@ -3,6 +3,7 @@
 // intermediates are temporaries bound to their arguments, give the serial
 // CPU reference bitwise over several launches, after an in-place update
 // and after a topology change; the arena is device memory that stays put.
+#include <algorithm>
 #include <cstdio>
 
 #include "gpu_util.h"
@@ -173,6 +174,64 @@ TEST_P(GpuTemps, DeclaredGraphsMatchTheSerialReference) {
   add_op(b, extra, buf, &n);
   SG_ASSERT_OK(sg_exec_update(e, b.g));
   run("after a topology change");
+}
+
+// Copies and a memset whose sides are temporaries: host -> temporary,
+// fill, kernel, temporary -> host, in every mode.
+TEST_P(GpuTemps, CopiesAndMemsetsReachTheArena) {
+  std::vector<uint32_t> in = gputest::random_u32(77, kN), out(kN, 0);
+  sgtest::Graph g;
+  sg_temp a{}, b{};
+  sg_temp_desc td{};
+  td.bytes = kN * 4;
+  SG_ASSERT_OK(sg_graph_add_temp(g, &td, &a));
+  SG_ASSERT_OK(sg_graph_add_temp(g, &td, &b));
+  sg_copy_desc up{nullptr, in.data(), kN * 4, SG_COPY_AUTO, "up"};
+  sg_memset_desc fill{nullptr, 11, 4, kN, "fill"};
+  sg_copy_desc down{out.data(), nullptr, kN * 4, SG_COPY_AUTO, "down"};
+  sg_node n_up{}, n_fill{}, n_mix{}, n_down{};
+  SG_ASSERT_OK(sg_graph_add_copy_temp(g, &up, a, 0, sg_temp{}, 0, nullptr, 0, &n_up));
+  SG_ASSERT_OK(sg_graph_add_memset_temp(g, &fill, b, 0, nullptr, 0, &n_fill));
+  void *null = nullptr;
+  uint32_t n = kN, salt = 3;
+  void *args[5] = {&null, &null, &null, &n, &salt};
+  size_t sizes[5] = {sizeof(void *), sizeof(void *), sizeof(void *), 4, 4};
+  sg_kernel_desc k{};
+  k.func = gtt_kernel_mix_u32();
+  k.grid = sg_dim3{16, 1, 1};
+  k.block = sg_dim3{256, 1, 1};
+  k.args = args;
+  k.arg_sizes = sizes;
+  k.arg_count = 5;
+  SG_ASSERT_OK(sg_graph_add_kernel(g, &k, nullptr, 0, &n_mix));
+  SG_ASSERT_OK(sg_graph_bind_temp(g, n_mix, 0, b, 0));
+  SG_ASSERT_OK(sg_graph_bind_temp(g, n_mix, 1, a, 0));
+  SG_ASSERT_OK(sg_graph_bind_temp(g, n_mix, 2, b, 0));
+  SG_ASSERT_OK(sg_graph_add_copy_temp(g, &down, sg_temp{}, 0, b, 0, nullptr, 0, &n_down));
+  auto decl = [&](sg_node node, std::vector<sg_access> acc) {
+    SG_ASSERT_OK(sg_graph_declare_access(g, node, acc.data(), acc.size()));
+  };
+  sg_access wa{}, wb{}, ra{}, rwb{}, rb{};
+  wa.temp = ra.temp = a;
+  wb.temp = rwb.temp = rb.temp = b;
+  wa.mode = wb.mode = SG_ACCESS_WRITE;
+  ra.mode = rb.mode = SG_ACCESS_READ;
+  rwb.mode = SG_ACCESS_READ_WRITE;
+  decl(n_up, {wa});
+  decl(n_fill, {wb});
+  decl(n_mix, {ra, rwb});
+  decl(n_down, {rb});
+  sg_exec_options o = options(4);
+  o.staging.policy = SG_STAGING_AUTO;  // pageable sides: the library's own route
+  sgtest::Exec e;
+  SG_ASSERT_OK(sg_exec_create(g, &o, &e.e));
+  for (int launch = 0; launch < 2; launch++) {
+    std::fill(out.begin(), out.end(), 0);
+    SG_ASSERT_OK(sg_exec_launch(e, nullptr));
+    SG_ASSERT_OK(sg_exec_wait(e));
+    for (uint32_t i = 0; i < kN; i++)
+      ASSERT_EQ(out[i], gtt_mix(in[i], 11, 3)) << "element " << i << ", launch " << launch;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, GpuTemps, ::testing::ValuesIn(gputest::all_modes()),

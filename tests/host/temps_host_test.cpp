@@ -356,6 +356,112 @@ TEST(TempsHost, TemporariesTooLargeTogetherAreRefused) {
   EXPECT_EQ(e, nullptr);
 }
 
+// Copies and memsets whose sides are temporaries: placed in each
+// executable's arena, kept by parameter updates (NULL stays the temporary).
+TEST(TempsHost, CopiesAndMemsetsWithTemporaries) {
+  static uint32_t in[kElems], in2[kElems], out[kElems], out2[kElems];
+  for (uint32_t i = 0; i < kElems; i++) in[i] = mix(i, 1, 2), in2[i] = mix(i, 3, 4);
+  sgtest::Graph g;
+  sg_temp t0{}, t1{};
+  sg_temp_desc td{};
+  td.bytes = kElems * 4;
+  SG_ASSERT_OK(sg_graph_add_temp(g, &td, &t0));
+  SG_ASSERT_OK(sg_graph_add_temp(g, &td, &t1));
+  auto declare = [&](sg_node n, std::vector<sg_access> acc) {
+    SG_ASSERT_OK(sg_graph_declare_access(g, n, acc.data(), acc.size()));
+  };
+  auto on_t = [](sg_temp t, sg_access_mode m) {
+    sg_access a{};
+    a.temp = t;
+    a.mode = m;
+    return a;
+  };
+  auto on_p = [](const void *p, sg_access_mode m) {
+    sg_access a{};
+    a.ptr = p;
+    a.bytes = kElems * 4;
+    a.mode = m;
+    return a;
+  };
+  sg_copy_desc up{nullptr, in, kElems * 4, SG_COPY_AUTO, "up"};
+  sg_node n0{}, n1{}, n2{}, n3{};
+  SG_ASSERT_OK(sg_graph_add_copy_temp(g, &up, t0, 0, sg_temp{}, 0, nullptr, 0, &n0));
+  declare(n0, {on_t(t0, SG_ACCESS_WRITE), on_p(in, SG_ACCESS_READ)});
+  sg_memset_desc ms{nullptr, 7, 4, kElems, "fill"};
+  SG_ASSERT_OK(sg_graph_add_memset_temp(g, &ms, t1, 0, nullptr, 0, &n1));
+  declare(n1, {on_t(t1, SG_ACCESS_WRITE)});
+  // t1 = mix(t0, t1, 5), in place.
+  OpArgs a{nullptr, nullptr, nullptr, kElems, 5, 0};
+  void *args[6] = {&a.dst, &a.src1, &a.src2, &a.count, &a.salt, &a.commute};
+  size_t sizes[6] = {sizeof a.dst, sizeof a.src1, sizeof a.src2, 4, 4, 4};
+  sg_kernel_desc k{};
+  k.grid = k.block = sg_dim3{1, 1, 1};
+  k.args = args;
+  k.arg_sizes = sizes;
+  k.arg_count = 6;
+  k.host_twin = op_twin;
+  SG_ASSERT_OK(sg_graph_add_kernel(g, &k, nullptr, 0, &n2));
+  SG_ASSERT_OK(sg_graph_bind_temp(g, n2, 0, t1, 0));
+  SG_ASSERT_OK(sg_graph_bind_temp(g, n2, 1, t0, 0));
+  SG_ASSERT_OK(sg_graph_bind_temp(g, n2, 2, t1, 0));
+  declare(n2, {on_t(t0, SG_ACCESS_READ), on_t(t1, SG_ACCESS_READ_WRITE)});
+  sg_copy_desc down{out, nullptr, kElems * 4, SG_COPY_AUTO, "down"};
+  SG_ASSERT_OK(sg_graph_add_copy_temp(g, &down, sg_temp{}, 0, t1, 0, nullptr, 0, &n3));
+  declare(n3, {on_t(t1, SG_ACCESS_READ), on_p(out, SG_ACCESS_WRITE)});
+  auto want = [&](const uint32_t *src, uint32_t fill) {
+    std::vector<uint32_t> w(kElems);
+    for (uint32_t i = 0; i < kElems; i++) w[i] = mix(src[i], fill, 5);
+    return w;
+  };
+  sg_exec_options o = host_options(4);
+  sgtest::Exec e;
+  SG_ASSERT_OK(sg_exec_create(g, &o, &e.e));
+  for (int launch = 0; launch < 2; launch++) {
+    std::memset(out, 0, sizeof out);
+    SG_ASSERT_OK(sg_exec_launch(e, nullptr));
+    SG_ASSERT_OK(sg_exec_wait(e));
+    ASSERT_EQ(std::vector<uint32_t>(out, out + kElems), want(in, 7)) << "launch " << launch;
+  }
+  // In place: the download to another buffer, the fill's value (NULL sides
+  // stay the temporaries).
+  down.dst = out2;
+  SG_ASSERT_OK(sg_exec_set_copy(e, n3, &down));
+  ms.value = 9;
+  SG_ASSERT_OK(sg_exec_set_memset(e, n1, &ms));
+  SG_ASSERT_OK(sg_exec_launch(e, nullptr));
+  SG_ASSERT_OK(sg_exec_wait(e));
+  ASSERT_EQ(std::vector<uint32_t>(out2, out2 + kElems), want(in, 9));
+  // Through the graph and sg_exec_update: another source, same topology.
+  up.src = in2;
+  SG_ASSERT_OK(sg_graph_set_copy(g, n0, &up));
+  SG_ASSERT_OK(sg_graph_set_copy(g, n3, &down));
+  SG_ASSERT_OK(sg_graph_set_memset(g, n1, &ms));
+  sg_exec_stats st0, st1;
+  SG_ASSERT_OK(sg_exec_get_stats(e, &st0));
+  SG_ASSERT_OK(sg_exec_update(e, g));
+  SG_ASSERT_OK(sg_exec_get_stats(e, &st1));
+  EXPECT_EQ(st1.rebuilds, st0.rebuilds);
+  SG_ASSERT_OK(sg_exec_launch(e, nullptr));
+  SG_ASSERT_OK(sg_exec_wait(e));
+  ASSERT_EQ(std::vector<uint32_t>(out2, out2 + kElems), want(in2, 9));
+  // Refused: a pointer where a temporary goes, a range past its end, no
+  // temporary at all, a misaligned memset, too many bytes on update.
+  sg_copy_desc bad = up;
+  bad.dst = out;
+  EXPECT_EQ(sg_graph_add_copy_temp(g, &bad, t0, 0, sg_temp{}, 0, nullptr, 0, nullptr),
+            SG_ERR_INVALID_ARGUMENT);
+  bad = up;
+  EXPECT_EQ(sg_graph_add_copy_temp(g, &bad, t0, 8, sg_temp{}, 0, nullptr, 0, nullptr),
+            SG_ERR_INVALID_ARGUMENT);
+  bad.dst = out;
+  EXPECT_EQ(sg_graph_add_copy_temp(g, &bad, sg_temp{}, 0, sg_temp{}, 0, nullptr, 0, nullptr),
+            SG_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(sg_graph_add_memset_temp(g, &ms, t1, 2, nullptr, 0, nullptr), SG_ERR_INVALID_ARGUMENT);
+  down.bytes = kElems * 4 + 4;
+  EXPECT_EQ(sg_exec_set_copy(e, n3, &down), SG_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::strstr(sg_last_error(), "past the end of temporary"), nullptr) << sg_last_error();
+}
+
 // Each executable (each pipeline instance is one) has its own arena.
 TEST(TempsHost, EachExecutableHasItsOwnArena) {
   sgtest::Graph g;
@@ -423,6 +529,21 @@ sg_status temps_scenario() {
     if (!st) st = sg_graph_bind_temp(g, n, i < 2 ? 0 : 1, t[i % 2], 0);
     nodes.push_back(n);
   }
+  sg_node fill{}, down{};
+  sg_memset_desc ms{nullptr, 3, 4, 16, "fill"};
+  if (!st) st = sg_graph_add_memset_temp(g, &ms, t[0], 64, nullptr, 0, &fill);
+  sg_copy_desc cd{ext + 100, nullptr, 64, SG_COPY_AUTO, "down"};
+  if (!st) st = sg_graph_add_copy_temp(g, &cd, sg_temp{}, 0, t[1], 0, nullptr, 0, &down);
+  sg_access fa{}, da[2]{};
+  fa.temp = t[0];
+  fa.mode = SG_ACCESS_WRITE;
+  da[0].temp = t[1];
+  da[0].mode = SG_ACCESS_READ;
+  da[1].ptr = ext + 100;
+  da[1].bytes = 64;
+  da[1].mode = SG_ACCESS_WRITE;
+  if (!st) st = sg_graph_declare_access(g, fill, &fa, 1);
+  if (!st) st = sg_graph_declare_access(g, down, da, 2);
   size_t count = 0;
   char *dot = nullptr;
   if (!st) st = sg_graph_validate(g);
