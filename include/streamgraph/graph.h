@@ -377,7 +377,8 @@ SG_API sg_status sg_graph_to_dot(const sg_graph *graph, char **dot);
  * every node using one before any node using the other starts (stream
  * order and events, not just the graph's edges). A node uses a temporary
  * by declaring an access to it; a kernel receives its address through an
- * argument bound with sg_graph_bind_temp. Addresses stay the same for the
+ * argument bound with sg_graph_bind_temp, a copy or memset names it when
+ * made (sg_graph_add_copy_temp, sg_graph_add_memset_temp). Addresses stay the same for the
  * executable's life, across launches and parameter updates; a topology
  * change (sg_exec_update) plans the memory again. */
 
