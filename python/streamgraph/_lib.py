@@ -330,6 +330,12 @@ _declare = _proto("sg_graph_declare_access_sized", [_vp, sg_node, _P(sg_access),
                   optional=True)
 sg_graph_declare_access = None if _declare is None else (
     lambda g, n, a, count: _declare(g, n, a, count, ctypes.sizeof(sg_access)))
+sg_graph_add_copy_temp = _sized(
+    "sg_graph_add_copy_temp", [_vp, _P(sg_copy_desc), sg_temp, _sz, sg_temp, _sz] + _deps,
+    [(1, sg_copy_desc)], optional=True)
+sg_graph_add_memset_temp = _sized(
+    "sg_graph_add_memset_temp", [_vp, _P(sg_memset_desc), sg_temp, _sz] + _deps,
+    [(1, sg_memset_desc)], optional=True)
 sg_graph_bind_temp = _proto("sg_graph_bind_temp", [_vp, sg_node, ctypes.c_uint, sg_temp, _sz],
                             optional=True)
 sg_graph_inferred_edge_count = _proto("sg_graph_inferred_edge_count", [_vp, _P(_sz)],

@@ -157,3 +157,29 @@ def split_temp_args(kernel, args):
         else:
             out.append(a)
     return out, binds
+
+
+def temp_side(obj):
+    """For a copy's or memset's side: (a null Pointer of the range's size,
+    (temp, offset)) when ``obj`` is a Temp or a byte range of one, else None."""
+    from .memory import Pointer
+    if isinstance(obj, Temp):
+        obj = TempRange(obj, 0, obj.nbytes)
+    if isinstance(obj, TempRange):
+        return Pointer(0, obj.nbytes, True, None), (obj.temp, obj.offset)
+    return None
+
+
+def add_copy_temp(graph, desc, dst, src, deps, count, out):
+    zero = _lib.sg_temp()
+    dt, doff = dst if dst else (None, 0)
+    st, soff = src if src else (None, 0)
+    fn = _require(_lib.sg_graph_add_copy_temp, "sg_graph_add_copy_temp")
+    check(fn(graph.handle, ctypes.byref(desc), dt.handle if dt else zero, doff,
+             st.handle if st else zero, soff, deps, count, out), "sg_graph_add_copy_temp")
+
+
+def add_memset_temp(graph, desc, dst, deps, count, out):
+    fn = _require(_lib.sg_graph_add_memset_temp, "sg_graph_add_memset_temp")
+    check(fn(graph.handle, ctypes.byref(desc), dst[0].handle, dst[1], deps, count, out),
+          "sg_graph_add_memset_temp")

@@ -59,8 +59,10 @@ class CopySpec:
     kind = "copy"
 
     def __init__(self, dst, src, nbytes, name):
-        self.dst = pointer(dst, writable=True)
-        self.src = pointer(src)
+        td, ts = _buffers.temp_side(dst), _buffers.temp_side(src)
+        self.dst = td[0] if td else pointer(dst, writable=True)
+        self.src = ts[0] if ts else pointer(src)
+        self.temps = (td[1] if td else None, ts[1] if ts else None)
         self.nbytes = copy_nbytes(self.dst, self.src, nbytes)
         self.name = name
 
@@ -73,8 +75,9 @@ class CopySpec:
 
     def replaced(self, dst=None, src=None, nbytes=None):
         s = CopySpec.__new__(CopySpec)
-        s.dst = pointer(dst, writable=True) if dst is not None else self.dst
-        s.src = pointer(src) if src is not None else self.src
+        s.temps = self.temps  # a temporary's side stays the temporary
+        s.dst = pointer(dst, writable=True) if dst is not None and not s.temps[0] else self.dst
+        s.src = pointer(src) if src is not None and not s.temps[1] else self.src
         s.nbytes = copy_nbytes(s.dst, s.src, nbytes) if (nbytes is not None or dst is not None
                                                            or src is not None) else self.nbytes
         s.name = self.name
@@ -121,7 +124,9 @@ class MemsetSpec:
     kind = "memset"
 
     def __init__(self, dst, value, count, element_size, name):
-        self.dst = pointer(dst, writable=True)
+        td = _buffers.temp_side(dst)
+        self.dst = td[0] if td else pointer(dst, writable=True)
+        self.temp = td[1] if td else None
         self.value = int(value)
         self.element_size = int(element_size)
         if count is None:
@@ -139,10 +144,14 @@ class MemsetSpec:
         return (self.dst.owner,)
 
     def replaced(self, value=None, dst=None, count=None):
-        return MemsetSpec(dst if dst is not None else self.dst,
-                          self.value if value is None else value,
-                          count if count is not None else (self.count if dst is None else None),
-                          self.element_size, self.name)
+        if self.temp:  # the destination stays the temporary
+            dst = None
+        s = MemsetSpec(dst if dst is not None else self.dst,
+                       self.value if value is None else value,
+                       count if count is not None else (self.count if dst is None else None),
+                       self.element_size, self.name)
+        s.temp = self.temp
+        return s
 
 
 class HostSpec:
@@ -210,6 +219,11 @@ class Graph:
         if spec.kind == "empty":
             check(_lib.sg_graph_add_empty(self.handle, _name(spec.name), deps, count,
                                           ctypes.byref(out)), "sg_graph_add_empty")
+        elif spec.kind == "copy" and any(spec.temps):
+            _buffers.add_copy_temp(self, spec.desc(), spec.temps[0], spec.temps[1], deps, count,
+                                   ctypes.byref(out))
+        elif spec.kind == "memset" and spec.temp:
+            _buffers.add_memset_temp(self, spec.desc(), spec.temp, deps, count, ctypes.byref(out))
         else:
             fn, call = _ADD[spec.kind]
             d = spec.desc()

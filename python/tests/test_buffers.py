@@ -104,3 +104,29 @@ def test_slices_accumulates_and_refusals():
         g.validate()
     other.destroy()
     g.destroy()
+
+
+def test_copies_and_memsets_of_temporaries(live_allocations):
+    n = 512
+    x = np.random.default_rng(SEED + 1).random(n, dtype=np.float32)
+    out = np.full(n, np.nan, np.float32)
+    g = sg.Graph()
+    a = g.temp(n, "float32", name="a")
+    b = g.temp(n, "float32", name="b")
+    up = g.copy(a, x, name="up")                 # NumPy -> temporary
+    g.access(up, reads=[x], writes=[a])
+    k = g.kernel(SCALE, 1, 1, [b, a, n, 3.0])
+    g.access(k, reads=[a], writes=[b])
+    down = g.copy(out, b, name="down")           # temporary -> NumPy
+    g.access(down, reads=[b], writes=[out])
+    fill = g.memset(a[0:64], 0, element_size=4)  # after the kernel: a is read before
+    g.access(fill, writes=[a[0:64]])
+    with g.compile(backend="host", max_streams=4) as e:
+        e.run()
+        np.testing.assert_array_equal(out, x * np.float32(3.0))
+        # In place: the download goes elsewhere; the temporary side stays.
+        out2 = np.zeros(n, np.float32)
+        e.set_copy(down, dst=out2)
+        e.run()
+        np.testing.assert_array_equal(out2, x * np.float32(3.0))
+    g.destroy()
