@@ -29,7 +29,8 @@ except ImportError:  # pragma: no cover - NumPy is optional for this module
 
 def _require(fn, what):
     if fn is None:
-        raise UnsupportedError("streamgraph: %s lacks %s (a library older than this package)"
+        raise UnsupportedError(_lib.STATUS.get("SG_ERR_UNSUPPORTED", -1),
+                               "streamgraph: %s lacks %s (a library older than this package)"
                                % (_lib.path, what))
     return fn
 

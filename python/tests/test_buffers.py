@@ -54,7 +54,7 @@ def reference(x, layers):
 
 
 @pytest.mark.parametrize("streams", [1, 4])
-def test_declared_chain_of_temporaries_matches_numpy(streams, live_allocations):
+def test_declared_chain_of_temporaries_matches_numpy(streams):
     n, layers = 1000, 9
     x = np.random.default_rng(SEED).random(n, dtype=np.float32)
     out = np.full(n, np.nan, np.float32)
@@ -106,7 +106,7 @@ def test_slices_accumulates_and_refusals():
     g.destroy()
 
 
-def test_copies_and_memsets_of_temporaries(live_allocations):
+def test_copies_and_memsets_of_temporaries():
     n = 512
     x = np.random.default_rng(SEED + 1).random(n, dtype=np.float32)
     out = np.full(n, np.nan, np.float32)
