@@ -366,6 +366,34 @@ sg_status sg_exec_set_stream_fn(sg_exec *exec, sg_node node, const sg_stream_fn_
  * it have their new parameters and the others keep theirs. */
 SG_API sg_status sg_exec_update(sg_exec *exec, const sg_graph *graph);
 
+/* ---- planned temporaries (streamgraph/graph.h, docs/buffers.md) ---------- */
+
+/* The address `temp` has in this executable: in its arena (device memory
+ * on the CUDA backend, host memory on the host backend), the same for the
+ * executable's life unless sg_exec_update re-plans its topology. Each
+ * executable, each pipeline instance, has its own. `temp` is a handle of
+ * the graph the executable was made from (or last updated with). Contents
+ * do not outlive a launch: read them only from nodes that declare it. */
+SG_API sg_status sg_exec_get_temp(const sg_exec *exec, sg_temp temp, void **ptr);
+
+typedef struct sg_exec_memory {
+  size_t temp_count;         /* temporaries of the graph */
+  size_t arena_bytes;        /* the arena holding them all, reused where the plan allows */
+  size_t no_reuse_bytes;     /* what each temporary in its own bytes would take */
+  int dag_order;             /* 1: reuse follows the graph's edges alone (a CUDA graph built
+                                from them); 0: the plan's streams and events */
+} sg_exec_memory;
+
+SG_API sg_status sg_exec_get_memory_sized(const sg_exec *exec, sg_exec_memory *memory,
+                                          size_t memory_size);
+#ifndef SG_BUILDING_LIBRARY
+static inline sg_status sg_exec_get_memory(const sg_exec *exec, sg_exec_memory *memory) {
+  return sg_exec_get_memory_sized(exec, memory, sizeof *memory);
+}
+#else
+sg_status sg_exec_get_memory(const sg_exec *exec, sg_exec_memory *memory);
+#endif
+
 #ifdef __cplusplus
 }
 #endif

@@ -9,4 +9,5 @@ list(APPEND SG_C_SOURCES
   exec/trace_svg.c
   exec/exec_trace.c
   exec/exec_dump.c
-  exec/staging_api.c)
+  exec/staging_api.c
+  exec/exec_temps.c)
