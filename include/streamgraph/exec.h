@@ -105,7 +105,12 @@ static inline sg_status sg_exec_create(const sg_graph *graph, const sg_exec_opti
 #else
 sg_status sg_exec_create(const sg_graph *graph, const sg_exec_options *opts, sg_exec **out);
 #endif
-/* Waits for launches in flight, then frees everything the executable owns. */
+/* Waits for launches in flight, then frees everything the executable owns.
+ * Destroying an executable while another thread calls it is misuse, and is
+ * detected like other misuse: the racing call either came first (it runs,
+ * and this call answers SG_ERR_BUSY) or answers SG_ERR_INVALID_HANDLE; no
+ * call touches freed memory. (An address reused by a later executable is
+ * that executable's handle.) */
 SG_API sg_status sg_exec_destroy(sg_exec *exec);
 
 /* Launches once, asynchronously. `cuda_stream` (a cudaStream_t, or NULL, or
@@ -129,7 +134,9 @@ SG_API sg_status sg_exec_launch(sg_exec *exec, void *cuda_stream);
  * of the failed launch. Always returns. */
 SG_API sg_status sg_exec_wait(sg_exec *exec);
 
-/* SG_OK when idle, SG_NOT_READY while launches run, or the failure. */
+/* SG_OK when idle, SG_NOT_READY while launches run, or the failure: once
+ * a launch has failed, at once (even while the launches queued behind it
+ * still drain; sg_exec_wait waits for them). */
 SG_API sg_status sg_exec_query(sg_exec *exec);
 
 /* Blocks until launch number `launch` (1 .. sg_exec_get_stats().launches)

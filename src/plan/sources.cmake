@@ -17,5 +17,6 @@ list(APPEND SG_C_SOURCES
   plan/work.c
   plan/schedule_build.c
   plan/schedule_check.c
+  plan/collective_order.c
   plan/plan.c
   plan/plan_dot.c)

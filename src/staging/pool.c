@@ -466,7 +466,7 @@ static sg_status pool_new(const sg_pinned_pool_options *opts, const char *fn,
     st = grow(pool, o.slab_bytes < left ? o.slab_bytes : left, fn);
   }
   sg__mutex_unlock(&pool->lock);
-  if (!st) st = sg__handle_register(pool, SG__HANDLE_POOL);
+  if (!st) st = sg__handle_register(pool, SG__HANDLE_POOL, fn);
   if (st) {
     pool_free(pool);
     return st;
