@@ -120,17 +120,23 @@ sg_status sg_exec_create(const sg_graph *graph, const sg_exec_options *opts, sg_
   if (!e) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", __func__);
   e->options = o;
   e->ops = sg__backend_for(o.backend);
-  e->update_serial = graph->serial;
   e->next_label = SG__TRACE_NO_LABEL;
   e->dump = dump;
   if (sg__mutex_init(&e->lock)) {
     sg__free(e);
     return sg__fail(SG_ERR_SYSTEM, "%s: cannot create a mutex", __func__);
   }
+  /* The graph is read only once entered: a destruction racing this call
+   * cannot free it meanwhile. */
+  if ((st = sg__graph_read_begin(graph, __func__))) {
+    sg__mutex_destroy(&e->lock);
+    sg__free(e);
+    return st;
+  }
+  e->update_serial = graph->serial;
   const int ranges = sg__nvtx_active();
   if (ranges)
     sg__nvtx_push(SG__NVTX_BUILD, "sg_exec_create '%s'", graph->name ? graph->name : "");
-  if ((st = sg__graph_read_begin(graph, __func__))) goto fail_lock;
   if (ranges) sg__nvtx_push(SG__NVTX_PLAN, "plan '%s'", graph->name ? graph->name : "");
   st = plan_graph(graph, &o, __func__, &e->snap, &e->plan);
   if (ranges) sg__nvtx_pop();
