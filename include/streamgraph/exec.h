@@ -33,6 +33,16 @@
  * behind such a host node, load them first (cudaFuncGetAttributes, one run
  * of the stream function, or CUDA_MODULE_LOADING=EAGER).
  *
+ * Host backend threads. Every host-backend executable runs on one pool of
+ * threads for the process: a base of one per CPU, started with the first
+ * executable. A stream waiting for another stream's event holds no thread;
+ * a node holds one while it runs. A host node may wait for the caller, and
+ * no executable waits for another executable's host nodes: when work has
+ * been queued for a few milliseconds with every thread held, the pool
+ * grows by a thread, up to max(256, 4 per CPU) threads (beyond that, queued
+ * work waits for a held thread to return). Threads beyond the base end
+ * after a second idle. Creating an executable starts no thread per stream.
+ *
  * When a launch fails (a host callback returns non-zero, a CUDA call fails,
  * a kernel faults) the executable becomes failed: sg_exec_wait and
  * sg_exec_query return the error with its message (which names the launch
