@@ -26,6 +26,13 @@ static sg__host_task *queue_head, *queue_tail;
 
 static unsigned base(void) { return base_cpus ? base_cpus : sg__cpu_count(); }
 
+unsigned sg__host_pool_base(void) {
+  sg__mutex_lock(&pool_lock);
+  unsigned n = base();
+  sg__mutex_unlock(&pool_lock);
+  return n;
+}
+
 unsigned sg__host_pool_cap(void) {
   unsigned cpus = sg__cpu_count();
   unsigned per_cpu = cpus > UINT32_MAX / 4 ? UINT32_MAX : cpus * 4;

@@ -60,6 +60,9 @@ void sg__host_pool_submit(sg__host_task *const *tasks, unsigned count);
 /* Worker threads the pool runs now (for tests and statistics). */
 unsigned sg__host_pool_threads(void);
 
+/* The base: threads kept when idle (one per CPU). */
+unsigned sg__host_pool_base(void);
+
 /* The most worker threads the pool runs: max(256, 4 per CPU). */
 unsigned sg__host_pool_cap(void);
 
