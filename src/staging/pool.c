@@ -59,6 +59,7 @@ struct sg_pinned_pool {
   void **flag_slabs;        /* pinned slabs of flag records */
   size_t flag_slab_count;
   void *free_flags;         /* free records, linked through their first word */
+  size_t flags_in_use;      /* records taken and not given back */
 };
 
 /* Flag records come in slabs of this many bytes. */
@@ -352,6 +353,7 @@ sg_status sg__pool_flags_take(sg_pinned_pool *pool, const char *where, void **ou
   }
   void **rec = pool->free_flags;
   pool->free_flags = *rec;
+  pool->flags_in_use++;
   sg__mutex_unlock(&pool->lock);
   memset(rec, 0, SG__POOL_FLAG_BYTES);
   *out = rec;
@@ -363,6 +365,7 @@ void sg__pool_flags_give(sg_pinned_pool *pool, void *flags) {
   sg__mutex_lock(&pool->lock);
   *(void **)flags = pool->free_flags;
   pool->free_flags = flags;
+  pool->flags_in_use--;
   sg__mutex_unlock(&pool->lock);
 }
 
@@ -510,7 +513,21 @@ sg_status sg__pool_resolve(sg_pinned_pool *requested, const sg__stage_mem *mem, 
 void sg__pool_trim(sg_pinned_pool *pool) {
   sg__mutex_lock(&pool->lock);
   free_empty_slabs(pool);
+  /* The flag slabs too, once no record of them is in use (a leak checker
+   * run after the trim then finds nothing of the pool). */
+  void **flag_slabs = NULL;
+  size_t flag_slab_count = 0;
+  if (pool->flags_in_use == 0) {
+    flag_slabs = pool->flag_slabs;
+    flag_slab_count = pool->flag_slab_count;
+    pool->flag_slabs = NULL;
+    pool->flag_slab_count = 0;
+    pool->free_flags = NULL;
+  }
   sg__mutex_unlock(&pool->lock);
+  /* Freed with the lock released: freeing pinned memory is a CUDA call. */
+  for (size_t i = 0; i < flag_slab_count; i++) pool->mem->slab_free(flag_slabs[i]);
+  sg__free(flag_slabs);
 }
 
 void sg__pool_stats(sg_pinned_pool *p, sg_pinned_pool_stats *stats) {
