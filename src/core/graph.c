@@ -21,6 +21,7 @@ sg_status sg_graph_create(sg_graph **out) {
   unsigned serial;
   do serial = atomic_fetch_add(&next_serial, 1); while (serial == 0); /* 0 means "no node" */
   g->serial = serial;
+  g->root_serial = serial;
   sg_status st = sg__handle_register(g, SG__HANDLE_GRAPH);
   if (st) {
     sg__free(g);
@@ -54,17 +55,33 @@ static sg_status enter_shared(const sg_graph *graph, const char *fn) {
   return st ? st : sg__graph_read_begin(graph, fn);
 }
 
-sg_status sg_graph_destroy(sg_graph *graph) {
-  sg_status st = enter(graph, __func__);
-  if (st) return st;
+void sg__graph_free(sg_graph *graph) {
   sg__handle_unregister(graph);
   for (uint32_t i = 0; i < graph->node_count; i++) sg__node_free(&graph->nodes[i]);
   sg__free(graph->nodes);
   sg__edge_set_free(&graph->edges);
   sg__free(graph->name);
+  sg__free(graph->conds);
   sg__free(graph);
+}
+
+sg_status sg_graph_destroy(sg_graph *graph) {
+  sg_status st = enter(graph, __func__);
+  if (st) return st;
+  if (graph->parent) {
+    leave(graph);
+    return sg__fail(SG_ERR_INVALID_ARGUMENT,
+                    "%s: the graph is a body of a conditional node, which owns it; destroy the "
+                    "top-level graph instead", __func__);
+  }
+  sg__graph_free(graph); /* entered, never left: the handle is gone */
   return SG_OK;
 }
+
+sg_status sg__graph_enter(sg_graph *graph, const char *fn) { return enter(graph, fn); }
+
+void sg__graph_leave(sg_graph *graph) { leave(graph); }
+
 
 /* Checks every dependency handle; the error names the dependency's
  * position. Nothing is formatted unless a handle is wrong: graphs of a
@@ -127,6 +144,16 @@ oom:
   if (node->kind == SG__NODE_STREAM_FN) node->u.stream_fn->release = NULL;
   sg__node_free(node);
   return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+}
+
+sg_status sg__graph_add_node(sg_graph *graph, sg__node *node, const sg_node *deps,
+                             size_t dep_count, sg_node *out, const char *fn) {
+  sg_status st = check_deps(graph, deps, dep_count, fn);
+  if (st) {
+    sg__node_free(node);
+    return st;
+  }
+  return append_node(graph, node, deps, dep_count, out, fn);
 }
 
 sg_status sg_graph_add_copy(sg_graph *graph, const sg_copy_desc *desc, const sg_node *deps,

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "host/host_conditional.h"
 
 static int real_device_memory(sg_memory_kind kind) { return kind == SG_MEMORY_DEVICE; }
 
@@ -32,6 +33,8 @@ sg_status sg__host_check_node(const sg__node *node, uint32_t index, const char *
       return sg__fail(SG_ERR_UNSUPPORTED,
                       "%s: NCCL node %s runs on the CUDA backend only (the host backend has no "
                       "communicators)", fn, sg__node_label(node, index, label));
+    case SG__NODE_COND:
+      return sg__host_cond_check(node, index, fn);
     case SG__NODE_MEMSET:
       if (real_device_memory(node->u.memset.dst_memory))
         return sg__fail(SG_ERR_INVALID_COPY,
