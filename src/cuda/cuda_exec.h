@@ -46,7 +46,9 @@ typedef enum sg__cuda_op {
   SG__OP_STREAM_FN,        /* user function given a stream; a child graph in graph mode */
   SG__OP_PEER_STAGED,      /* device memory of two GPUs without peer access: through pinned
                               host memory (peer_copy.c); a child graph in graph mode */
-  SG__OP_NCCL              /* NCCL calls as one group (cuda_nccl.c); a child graph in graph mode */
+  SG__OP_NCCL,             /* NCCL calls as one group (cuda_nccl.c); a child graph in graph mode */
+  SG__OP_COND              /* a CUDA conditional node with its bodies (graph_conditional.c);
+                              graph mode, explicit build only */
 } sg__cuda_op;
 
 /* Bytes a copy between GPUs without peer access moves through host memory
@@ -172,6 +174,12 @@ typedef struct sg__cuda_state {
   int interrupted;             /* a launch stopped half-way: waits synchronise every stream */
   cudaEvent_t marks[SG_EXEC_TRACKED_LAUNCHES]; /* made on first use */
   uint64_t marked[SG_EXEC_TRACKED_LAUNCHES];
+
+  /* Conditions (graph_conditional.c): as the graph made them, and the CUDA
+   * handles of the graph built last (0 for a condition no node reads). */
+  struct sg__cond_info *cond_info;
+  unsigned long long *cond_handles;
+  uint32_t cond_count;
 } sg__cuda_state;
 
 /* ---- cuda_device.c ------------------------------------------------------ */
@@ -413,5 +421,33 @@ cudaError_t sg__cuda_graph_set_kernel(sg__cuda_state *b, uint32_t index, const s
 
 /* Blocks until every launch so far is done (mode-independent). */
 sg_status sg__cuda_wait_idle(sg__cuda_state *b, const char *fn);
+
+/* ---- graph_conditional.c ----------------------------------------------- */
+
+struct sg_cond_ref;
+/* Copies the graph's conditions (args->conds) into the state. */
+sg_status sg__cuda_conds_init(sg__cuda_state *b, const sg__backend_args *args);
+void sg__cuda_conds_free(sg__cuda_state *b);
+/* Checks conditional node `node` (index `index` of the graph, or of a body)
+ * and all its bodies can run here, on `device`: graph mode with the
+ * explicit build, the CUDA version its kind needs, and only what CUDA
+ * allows in a body. Messages start with `fn` and name the node and rule. */
+sg_status sg__cuda_cond_check(const sg__cuda_state *b, const sg__node *node, uint32_t index,
+                              int device, const char *fn);
+/* Checks a kernel bound to a condition (`where` names it). */
+sg_status sg__cuda_cond_check_kernel(const sg__cuda_state *b, const sg__kernel *k,
+                                     const char *where);
+/* Creates the handles of the conditions that conditional nodes read, on
+ * `graph` (before any node that names them is added). */
+sg_status sg__cuda_cond_handles(sg__cuda_state *b, cudaGraph_t graph, const char *fn);
+/* sg__cuda_kernel_params with a bound argument's sg_cond_ref filled in:
+ * `args` (SG_MAX_KERNEL_ARGS) and `ref` hold what p points at. */
+void sg__cuda_cond_kernel_params(const sg__cuda_state *b, const sg__kernel *k,
+                                 struct cudaKernelNodeParams *p, void **args,
+                                 struct sg_cond_ref *ref);
+/* Adds conditional node `index` with `deps` to `graph`, and its bodies. */
+sg_status sg__cuda_cond_add(sg__cuda_state *b, uint32_t index, const sg__node *node,
+                            cudaGraph_t graph, const cudaGraphNode_t *deps, size_t nd,
+                            cudaGraphNode_t *added, const char *fn);
 
 #endif
