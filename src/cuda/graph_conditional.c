@@ -111,7 +111,7 @@ static sg_status check_version(const sg__cond_node *p, const char *where) {
 static sg_status check_body_node(const sg__cuda_state *b, const sg__node *n, uint32_t j,
                                  int device, const char *outer) {
   char where[1024], label[SG__LABEL_BYTES];
-  snprintf(where, sizeof where, "%s: %s node %s", outer, sg__node_kind_name(n->kind),
+  snprintf(where, sizeof where, "%.600s: %s node %s", outer, sg__node_kind_name(n->kind),
            sg__node_label(n, j, label));
   if (n->device != SG_DEVICE_DEFAULT && n->device != device)
     return sg__fail(SG_ERR_UNSUPPORTED,
@@ -176,7 +176,7 @@ sg_status sg__cuda_cond_check(const sg__cuda_state *b, const sg__node *node, uin
                               int device, const char *fn) {
   const sg__cond_node *p = node->u.cond;
   char where[1024], label[SG__LABEL_BYTES];
-  snprintf(where, sizeof where, "%s: %s node %s", fn, sg__cond_kind_name(p),
+  snprintf(where, sizeof where, "%.600s: %s node %s", fn, sg__cond_kind_name(p),
            sg__node_label(node, index, label));
   if (!graph_explicit(b))
     return sg__fail(SG_ERR_UNSUPPORTED,
@@ -186,7 +186,7 @@ sg_status sg__cuda_cond_check(const sg__cuda_state *b, const sg__node *node, uin
   sg_status st = check_version(p, where);
   for (uint32_t k = 0; !st && k < p->body_count; k++) {
     char body[1100];
-    snprintf(body, sizeof body, "%s: body %u", where, k);
+    snprintf(body, sizeof body, "%.1000s: body %u", where, k);
     const sg__snapshot *s = &p->bodies[k];
     for (uint32_t j = 0; !st && j < s->node_count; j++)
       st = check_body_node(b, &s->nodes[j], j, device, body);
@@ -255,7 +255,7 @@ static sg_status fill_body(sg__cuda_state *b, cudaGraph_t g, const sg__snapshot 
         if (s->succ[e] == j) deps[nd++] = made[u];
     const sg__node *node = &s->nodes[j];
     char where[1100], label[SG__LABEL_BYTES];
-    snprintf(where, sizeof where, "%s: %s node %s", outer, sg__node_kind_name(node->kind),
+    snprintf(where, sizeof where, "%.600s: %s node %s", outer, sg__node_kind_name(node->kind),
              sg__node_label(node, j, label));
     const char *call = "cudaGraphAddEmptyNode";
     cudaError_t err = cudaSuccess;
@@ -301,7 +301,7 @@ static sg_status add_cond(sg__cuda_state *b, const sg__node *node, uint32_t inde
                           cudaGraphNode_t *added, const char *outer) {
   const sg__cond_node *p = node->u.cond;
   char where[1024], label[SG__LABEL_BYTES];
-  snprintf(where, sizeof where, "%s: %s node %s", outer, sg__cond_kind_name(p),
+  snprintf(where, sizeof where, "%.600s: %s node %s", outer, sg__cond_kind_name(p),
            sg__node_label(node, index, label));
   struct cudaGraphNodeParams cp;
   memset(&cp, 0, sizeof cp);
@@ -328,7 +328,7 @@ static sg_status add_cond(sg__cuda_state *b, const sg__node *node, uint32_t inde
   sg_status st = SG_OK;
   for (uint32_t k = 0; k < p->body_count && !st; k++) {
     char body[1100];
-    snprintf(body, sizeof body, "%s: body %u", where, k);
+    snprintf(body, sizeof body, "%.1000s: body %u", where, k);
     st = fill_body(b, cp.conditional.phGraph_out[k], &p->bodies[k], p->orders[k], body);
   }
   return st;

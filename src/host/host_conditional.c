@@ -48,7 +48,7 @@ sg_status sg__host_cond_check(const sg__node *node, uint32_t index, const char *
   const sg__cond_node *p = node->u.cond;
   for (uint32_t b = 0; b < p->body_count; b++) {
     char where[1024], label[SG__LABEL_BYTES];
-    snprintf(where, sizeof where, "%s: body %u of %s node %s", fn, b, sg__cond_kind_name(p),
+    snprintf(where, sizeof where, "%.600s: body %u of %s node %s", fn, b, sg__cond_kind_name(p),
              sg__node_label(node, index, label));
     sg__snapshot tmp;
     const sg__snapshot *body;
