@@ -180,6 +180,10 @@ typedef struct sg__cuda_state {
   struct sg__cond_info *cond_info;
   unsigned long long *cond_handles;
   uint32_t cond_count;
+  /* Streams mode (streams_conditional.c): each condition's word (pinned,
+   * mapped) and the defaults copied into them at each launch. */
+  unsigned *cond_words;
+  unsigned *cond_defaults;
 } sg__cuda_state;
 
 /* ---- cuda_device.c ------------------------------------------------------ */
@@ -445,6 +449,20 @@ sg_status sg__cuda_cond_handles(sg__cuda_state *b, cudaGraph_t graph, const char
 void sg__cuda_cond_kernel_params(const sg__cuda_state *b, const sg__kernel *k,
                                  struct cudaKernelNodeParams *p, void **args,
                                  struct sg_cond_ref *ref);
+/* ---- streams_conditional.c ---------------------------------------------- */
+
+/* The conditions' words, made by sg__cuda_conds_init in streams mode. */
+sg_status sg__cuda_cond_words_make(sg__cuda_state *b, const char *fn);
+void sg__cuda_cond_words_free(sg__cuda_state *b);
+/* At the start of a launch, on `home`: the defaults of the conditions with
+ * SG_COND_ASSIGN_DEFAULT into their words. */
+cudaError_t sg__cuda_cond_reset(sg__cuda_state *b, cudaStream_t home, const char **call);
+/* Streams mode: enqueues node `index` (a conditional node, which it
+ * evaluates, synchronising `stream`, or a kernel bound to a condition) on
+ * `stream`. A failure's text goes to `msg`. */
+sg_status sg__cuda_cond_enqueue(sg__cuda_state *b, uint32_t index, const sg__node *node,
+                                cudaStream_t stream, const char *fn, char *msg, size_t cap);
+
 /* Adds conditional node `index` with `deps` to `graph`, and its bodies. */
 sg_status sg__cuda_cond_add(sg__cuda_state *b, uint32_t index, const sg__node *node,
                             cudaGraph_t graph, const cudaGraphNode_t *deps, size_t nd,

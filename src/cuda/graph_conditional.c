@@ -38,10 +38,11 @@ sg_status sg__cuda_conds_init(sg__cuda_state *b, const sg__backend_args *args) {
   if (!b->cond_info || !b->cond_handles)
     return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", args->fn);
   memcpy(b->cond_info, args->conds, args->cond_count * sizeof *b->cond_info);
-  return SG_OK;
+  return b->mode == SG_MODE_STREAMS ? sg__cuda_cond_words_make(b, args->fn) : SG_OK;
 }
 
 void sg__cuda_conds_free(sg__cuda_state *b) {
+  sg__cuda_cond_words_free(b);
   sg__free(b->cond_info);
   sg__free(b->cond_handles);
   b->cond_info = NULL;
@@ -60,19 +61,23 @@ static int cond_read(const sg__node *nodes, uint32_t count, uint32_t id, unsigne
   return 0;
 }
 
-static int graph_explicit(const sg__cuda_state *b) {
-  return b->mode == SG_MODE_GRAPH && b->build == SG_BUILD_EXPLICIT;
+/* Streams mode, or graph mode built node by node: not the capture build. */
+static int runs_conditionals(const sg__cuda_state *b) {
+  return b->mode == SG_MODE_STREAMS || b->build == SG_BUILD_EXPLICIT;
 }
 
 sg_status sg__cuda_cond_check_kernel(const sg__cuda_state *b, const sg__kernel *k,
                                      const char *where) {
-  if (!graph_explicit(b))
+  if (!runs_conditionals(b))
     return sg__fail(SG_ERR_UNSUPPORTED,
                     "%s has an argument bound to a condition (sg_graph_kernel_bind_cond): "
-                    "conditions run in graph mode with the explicit build (SG_MODE_GRAPH, "
-                    "SG_BUILD_EXPLICIT) or on the host backend; streams mode and the capture "
-                    "build do not run them yet", where);
-  if (k->cond_id >= b->cond_count || !cond_read(b->nodes, b->s->node_count, k->cond_id, 0))
+                    "conditions run in streams mode, in graph mode with the explicit build "
+                    "(SG_BUILD_EXPLICIT) and on the host backend; the capture build does not "
+                    "run them yet", where);
+  if (k->cond_id >= b->cond_count)
+    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s sets condition #%u, which the graph does not have",
+                    where, k->cond_id);
+  if (b->mode == SG_MODE_GRAPH && !cond_read(b->nodes, b->s->node_count, k->cond_id, 0))
     return sg__fail(SG_ERR_UNSUPPORTED,
                     "%s sets condition #%u, which no conditional node reads: in graph mode a "
                     "condition exists only for the conditional nodes that read it", where,
@@ -178,12 +183,15 @@ sg_status sg__cuda_cond_check(const sg__cuda_state *b, const sg__node *node, uin
   char where[1024], label[SG__LABEL_BYTES];
   snprintf(where, sizeof where, "%.600s: %s node %s", fn, sg__cond_kind_name(p),
            sg__node_label(node, index, label));
-  if (!graph_explicit(b))
+  if (!runs_conditionals(b))
     return sg__fail(SG_ERR_UNSUPPORTED,
-                    "%s: conditional nodes run in graph mode with the explicit build "
-                    "(SG_MODE_GRAPH, SG_BUILD_EXPLICIT) or on the host backend; streams mode "
-                    "and the capture build do not run them yet", where);
-  sg_status st = check_version(p, where);
+                    "%s: conditional nodes run in streams mode, in graph mode with the explicit "
+                    "build (SG_BUILD_EXPLICIT) and on the host backend; the capture build does "
+                    "not run them yet", where);
+  /* Streams mode decides on the host and needs no CUDA conditional node;
+   * it keeps to what a body may hold in graph mode, so that a graph runs
+   * the same in both. */
+  sg_status st = b->mode == SG_MODE_GRAPH ? check_version(p, where) : SG_OK;
   for (uint32_t k = 0; !st && k < p->body_count; k++) {
     char body[1100];
     snprintf(body, sizeof body, "%.1000s: body %u", where, k);

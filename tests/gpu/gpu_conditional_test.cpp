@@ -1,8 +1,8 @@
-// Conditional nodes on the GPU (graph mode, explicit build): the same graph
-// runs on the host backend (host twins) and on the GPU, and the memory must
-// match bit for bit after every launch; random graphs with nested bodies
+// Conditional nodes on the GPU (graph mode, explicit build, and streams
+// mode): the same graph runs on the host backend (host twins) and on the
+// GPU, and the memory must match bit for bit after every launch; random graphs with nested bodies
 // and data-dependent loops; refusals of what CUDA forbids in a body, and of
-// the modes that do not run conditional nodes.
+// the build that does not run conditional nodes (capture).
 #include <cuda_runtime_api.h>
 
 #include <chrono>
@@ -32,6 +32,14 @@ int driver_version() {
 
 sg_exec_options graph_options() {
   return gputest::cuda_options({"graph_explicit", SG_MODE_GRAPH, SG_BUILD_EXPLICIT});
+}
+
+sg_exec_options streams_options(unsigned max_streams = 0) {
+  return gputest::cuda_options({"streams", SG_MODE_STREAMS, SG_BUILD_EXPLICIT}, max_streams);
+}
+
+const char *way(const sg_exec_options &o) {
+  return o.backend == SG_BACKEND_HOST ? "host" : o.mode == SG_MODE_GRAPH ? "graph" : "streams";
 }
 
 struct Managed {
@@ -112,7 +120,7 @@ TEST(ConditionalGpu, WhileLoopOfKIterationsMatchesTheHost) {
   std::mt19937 rng(static_cast<uint32_t>(std::random_device{}()));
   for (uint32_t k : {1000u, 0u, 1u, static_cast<uint32_t>(rng() % 300)}) {
     SCOPED_TRACE("K = " + std::to_string(k));
-    for (const sg_exec_options &o : {sgtest::host_options(), graph_options()}) {
+    for (const sg_exec_options &o : {sgtest::host_options(), graph_options(), streams_options()}) {
       state.clear();
       state.p[0] = k;
       sgtest::Exec e;
@@ -122,7 +130,7 @@ TEST(ConditionalGpu, WhileLoopOfKIterationsMatchesTheHost) {
       SG_ASSERT_OK(sg_exec_wait(e));
       std::vector<uint32_t> s = state.read();
       EXPECT_EQ(s[0], 0u);
-      EXPECT_EQ(s[2], k) << (o.backend == SG_BACKEND_HOST ? "host" : "graph");
+      EXPECT_EQ(s[2], k) << way(o);
     }
   }
 }
@@ -260,9 +268,14 @@ TEST(ConditionalGpu, RandomNestedGraphsMatchTheHostBitForBit) {
     conds += b.cond_nodes;
     auto host = run(g, sgtest::host_options(), mem, 3);
     auto gpu = run(g, graph_options(), mem, 3);
+    auto streams = run(g, streams_options(1 + seed % 4), mem, 3);
     ASSERT_EQ(host.size(), 3u);
     ASSERT_EQ(gpu.size(), 3u);
-    for (int l = 0; l < 3; l++) ASSERT_EQ(gpu[l], host[l]) << "launch " << l + 1;
+    ASSERT_EQ(streams.size(), 3u);
+    for (int l = 0; l < 3; l++) {
+      ASSERT_EQ(gpu[l], host[l]) << "graph mode, launch " << l + 1;
+      ASSERT_EQ(streams[l], host[l]) << "streams mode, launch " << l + 1;
+    }
   }
   EXPECT_GT(conds, 10u);
 }
@@ -282,7 +295,7 @@ void expect_refused(sg_graph *g, const sg_exec_options &o, sg_status want,
 
 int nothing(void *) { return 0; }
 
-TEST(ConditionalGpu, StreamsModeAndCaptureBuildRefuse) {
+TEST(ConditionalGpu, CaptureBuildRefuses) {
   SG_SKIP_WITHOUT_GPU();
   sgtest::Graph g;
   sg_cond c;
@@ -291,8 +304,6 @@ TEST(ConditionalGpu, StreamsModeAndCaptureBuildRefuse) {
   sg_graph *body;
   SG_ASSERT_OK(sg_graph_add_conditional(g, &d, nullptr, 0, nullptr, &body));
   SG_ASSERT_OK(sg_graph_add_empty(body, nullptr, nullptr, 0, nullptr));
-  expect_refused(g, gputest::cuda_options({"streams", SG_MODE_STREAMS, SG_BUILD_EXPLICIT}),
-                 SG_ERR_UNSUPPORTED, {"IF node 'if' (#0)", "SG_BUILD_EXPLICIT"});
   expect_refused(g, gputest::cuda_options({"capture", SG_MODE_GRAPH, SG_BUILD_CAPTURE}),
                  SG_ERR_UNSUPPORTED, {"IF node 'if' (#0)", "capture build"});
 }
@@ -312,6 +323,8 @@ TEST(ConditionalGpu, WhatCudaForbidsInABodyIsRefusedByName) {
     expect_refused(g, o, SG_ERR_UNSUPPORTED,
                    {"WHILE node 'loop' (#0): body 0: host node 'callback' (#0)",
                     "host node cannot be in a conditional body"});
+    expect_refused(g, streams_options(), SG_ERR_UNSUPPORTED,
+                   {"WHILE node 'loop' (#0): body 0: host node 'callback' (#0)"});
   }
   {
     sgtest::Graph g;
@@ -361,7 +374,7 @@ TEST(ConditionalGpu, KeptConditionMatchesTheHost) {
     sg_node step;  // state[0] starts at 1: the step sets the condition to 0
     SG_ASSERT_OK(add_state_kernel(body, gc_loop_step_kernel(), gc_loop_step_twin, state.p, c,
                                   "clear", nullptr, 0, &step));
-    for (const sg_exec_options &o : {sgtest::host_options(), graph_options()}) {
+    for (const sg_exec_options &o : {sgtest::host_options(), graph_options(), streams_options()}) {
       state.clear();
       state.p[0] = 1;
       sgtest::Exec e;
@@ -371,7 +384,7 @@ TEST(ConditionalGpu, KeptConditionMatchesTheHost) {
         SG_ASSERT_OK(sg_exec_wait(e));
       }
       EXPECT_EQ(state.read()[2], flags ? 3u : 1u)
-          << (o.backend == SG_BACKEND_HOST ? "host" : "graph") << ", flags " << flags;
+          << way(o) << ", flags " << flags;
     }
   }
 }
