@@ -687,3 +687,81 @@ TEST(Conditional, FailureInsideALoopEndsIt) {
 }
 
 }  // namespace
+
+// ---- fault injection ------------------------------------------------------
+
+namespace {
+
+// Builds nested conditional nodes, draws, plans, runs twice and tears
+// down; the first failing status (after cleaning up), or SG_OK.
+sg_status fault_scenario(LoopState *state) {
+  sg_graph *g = nullptr;
+  sg_exec *e = nullptr;
+  sg_cond c{};
+  sg_node init{}, loop{}, step{}, iff{};
+  sg_graph *body = nullptr, *inner[2] = {nullptr, nullptr};
+  LoopState *ptr = state;
+  sg_cond_ref ph = {0, nullptr};
+  void *args[2] = {&ptr, &ph};
+  size_t sizes[2] = {sizeof ptr, sizeof ph};
+  sg_kernel_desc k = {};
+  k.grid = k.block = {1, 1, 1};
+  k.args = args;
+  k.arg_sizes = sizes;
+  k.arg_count = 2;
+  k.host_twin = init_twin;
+  k.name = "init";
+  sg_cond_node_desc w = {SG_COND_WHILE, {0}, 1, "loop"};
+  sg_cond_node_desc i = {SG_COND_IF, {0}, 2, "if"};
+  char *dot = nullptr;
+  sg_exec_options o = sgtest::host_options(2);
+  state->left = 3;
+  sg_status st = sg_graph_create(&g);
+  if (!st) st = sg_graph_cond_create(g, 0, SG_COND_ASSIGN_DEFAULT, &c);
+  w.cond = i.cond = c;
+  if (!st) st = sg_graph_add_kernel(g, &k, nullptr, 0, &init);
+  if (!st) st = sg_graph_kernel_bind_cond(g, init, 1, c);
+  if (!st) st = sg_graph_add_conditional(g, &w, &init, 1, &loop, &body);
+  if (!st) st = sg_graph_add_conditional(body, &i, nullptr, 0, &iff, inner);
+  k.host_twin = loop_twin;
+  k.name = "step";
+  if (!st) st = sg_graph_add_kernel(body, &k, &iff, 1, &step);
+  if (!st) st = sg_graph_kernel_bind_cond(body, step, 1, c);
+  if (!st) st = sg_graph_add_empty(inner[1], "else", nullptr, 0, nullptr);
+  if (!st) st = sg_graph_to_dot(g, &dot);
+  sg_free(dot);
+  if (!st) st = sg_graph_validate(g);
+  if (!st) st = sg_exec_create(g, &o, &e);
+  if (!st) st = sg_exec_launch(e, nullptr);
+  if (!st) st = sg_exec_wait(e);
+  if (e) sg_exec_destroy(e);
+  if (g) sg_graph_destroy(g);
+  return st;
+}
+
+TEST(ConditionalFaults, EveryFailureComesBackAsAStatus) {
+  LoopState state;
+  fault_scenario(&state); // the host pool and other once-made state exist from here
+  const long start = sg_live_allocations();
+  int failures = 0;
+  for (unsigned long nth = 1; nth < 5000; nth++) {
+    sg_fault_arm(SG_FAULT_ALLOC | SG_FAULT_SYSTEM, nth);
+    sg_status st = fault_scenario(&state);
+    const int fired = sg_fault_fired();
+    sg_fault_arm(0, 0);
+    const std::string site = sg_fault_site();
+    ASSERT_EQ(sg_live_allocations(), start) << "leak with fault " << nth << " at " << site;
+    if (!fired) {
+      ASSERT_EQ(st, SG_OK) << sg_last_error();
+      EXPECT_EQ(state.left, 0u);
+      EXPECT_GT(failures, 10);
+      return;
+    }
+    failures++;
+    EXPECT_NE(st, SG_OK) << "fault " << nth << " at " << site << " was swallowed";
+    EXPECT_STRNE(sg_last_error(), "") << "fault " << nth << " at " << site;
+  }
+  FAIL() << "the scenario never ran to completion";
+}
+
+}  // namespace
