@@ -19,7 +19,8 @@
 #define STREAMGRAPH_COND_DEVICE_H
 
 #if defined(__CUDACC__)
-#include <cuda_runtime.h>
+/* nvcc includes cuda_runtime.h in every .cu file: cudaGraphSetConditional
+ * and CUDART_VERSION are declared. */
 #define SG_COND_FN_ static __inline__ __host__ __device__
 #else
 #define SG_COND_FN_ static inline
