@@ -523,6 +523,70 @@ TEST(Conditional, DotDrawsBodiesAsClusters) {
   EXPECT_NE(s.find("n0 -> n0b0_n0 [style=dashed]"), std::string::npos) << s;
 }
 
+// sg_exec_update with a body edited: the executable re-plans and runs the
+// new body; sg_exec_set_kernel keeps a kernel's condition argument.
+TEST(Conditional, UpdateWithABodyEdited) {
+  sgtest::LeakCheck leaks;
+  sgtest::Graph g;
+  sg_cond c;
+  SG_ASSERT_OK(sg_graph_cond_create(g, 1, SG_COND_ASSIGN_DEFAULT, &c));
+  sg_cond_node_desc d = {SG_COND_IF, c, 1, "if"};
+  sg_graph *body;
+  SG_ASSERT_OK(sg_graph_add_conditional(g, &d, nullptr, 0, nullptr, &body));
+  Counter first, second;
+  sg_host_desc h1 = {Counter::bump, &first, "first"}, h2 = {Counter::bump, &second, "second"};
+  SG_ASSERT_OK(sg_graph_add_host(body, &h1, nullptr, 0, nullptr));
+  sg_exec_options o = sgtest::host_options();
+  sgtest::Exec e;
+  SG_ASSERT_OK(sg_exec_create(g, &o, &e.e));
+  SG_ASSERT_OK(sg_exec_launch(e, nullptr));
+  SG_ASSERT_OK(sg_exec_wait(e));
+  SG_ASSERT_OK(sg_graph_add_host(body, &h2, nullptr, 0, nullptr));
+  SG_ASSERT_OK(sg_exec_update(e, g));
+  sg_exec_stats st;
+  SG_ASSERT_OK(sg_exec_get_stats(e, &st));
+  EXPECT_EQ(st.rebuilds, 1u);
+  SG_ASSERT_OK(sg_exec_launch(e, nullptr));
+  SG_ASSERT_OK(sg_exec_wait(e));
+  EXPECT_EQ(first.runs.load(), 2);
+  EXPECT_EQ(second.runs.load(), 1);
+
+  // A top-level kernel bound to the condition, changed through the
+  // executable: the new parameters keep the binding.
+  sgtest::Graph g2;
+  sg_cond c2;
+  SG_ASSERT_OK(sg_graph_cond_create(g2, 0, 0, &c2));
+  LoopState state;
+  LoopState *ptr = &state;
+  sg_cond_ref ph = {0, nullptr};
+  void *args[2] = {&ptr, &ph};
+  size_t sizes[2] = {sizeof ptr, sizeof ph};
+  sg_kernel_desc k = {};
+  k.grid = k.block = {1, 1, 1};
+  k.args = args;
+  k.arg_sizes = sizes;
+  k.arg_count = 2;
+  k.host_twin = init_twin;
+  sg_node kn;
+  SG_ASSERT_OK(sg_graph_add_kernel(g2, &k, nullptr, 0, &kn));
+  SG_ASSERT_OK(sg_graph_kernel_bind_cond(g2, kn, 1, c2));
+  sg_cond_node_desc d2 = {SG_COND_IF, c2, 1, "if"};
+  sg_graph *b2;
+  SG_ASSERT_OK(sg_graph_add_conditional(g2, &d2, &kn, 1, nullptr, &b2));
+  Counter ran;
+  sg_host_desc rh = {Counter::bump, &ran, "ran"};
+  SG_ASSERT_OK(sg_graph_add_host(b2, &rh, nullptr, 0, nullptr));
+  sgtest::Exec e2;
+  SG_ASSERT_OK(sg_exec_create(g2, &o, &e2.e));
+  LoopState other;
+  other.left = 5;
+  ptr = &other;  // the new argument value: a state whose loop has work left
+  SG_ASSERT_OK(sg_exec_set_kernel(e2, kn, &k));
+  SG_ASSERT_OK(sg_exec_launch(e2, nullptr));
+  SG_ASSERT_OK(sg_exec_wait(e2));
+  EXPECT_EQ(ran.runs.load(), 1) << "the condition argument was lost by sg_exec_set_kernel";
+}
+
 // ---- refusals, one by one -------------------------------------------------
 
 void expect_refused(sg_status st, sg_status want, const std::vector<std::string> &words) {
