@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/access.h"
 #include "core/error.h"
 #include "core/graph_internal.h"
 #include "core/handles.h"
@@ -233,7 +234,14 @@ sg_status sg__cond_check_bodies(const sg__snapshot *snap, const char *fn) {
       int made;
       if (sg__cond_body_view(p, b, &tmp, &view, &made))
         return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", where);
-      sg_status st = sg__snapshot_check_acyclic(view, where);
+      /* Temporaries are placed by the top-level executable's plan, which
+       * sees a conditional node as one node: a body cannot have its own. */
+      sg_status st = view->access.temp_count
+                         ? sg__fail(SG_ERR_UNSUPPORTED,
+                                    "%s has %u temporaries (sg_graph_add_temp); a conditional "
+                                    "body cannot have temporaries yet: use memory of your own",
+                                    where, view->access.temp_count)
+                         : sg__snapshot_check_acyclic(view, where);
       if (made) sg__snapshot_free(&tmp);
       if (st) return st;
     }

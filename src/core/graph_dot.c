@@ -2,7 +2,7 @@
  * box per node, shaped by kind and labelled with its name, kind, index and
  * the parameter that tells nodes apart (a copy's direction and size, a
  * kernel's launch shape); one arrow per distinct edge, as the graph was
- * built (sg_plan_to_dot draws what the plan made of it). Executables keep
+ * built (dashed where declared accesses alone imply it) (sg_plan_to_dot draws what the plan made of it). Executables keep
  * a snapshot of their graph, which is drawn the same way. */
 #include "core/conditional.h"
 #include "core/error.h"
@@ -111,7 +111,10 @@ static sg_status put_graph(sg__text *t, const sg__snapshot *snap, const char *pr
   for (uint32_t i = 0; i < snap->node_count; i++) put_node(t, &snap->nodes[i], i, prefix);
   for (uint32_t u = 0; u < snap->node_count; u++)
     for (uint32_t e = snap->succ_start[u]; e < snap->succ_start[u + 1]; e++)
-      sg__text_printf(t, "  %sn%u -> %sn%u;\n", prefix, u, prefix, snap->succ[e]);
+      sg__text_printf(t, "  %sn%u -> %sn%u%s;\n", prefix, u, prefix, snap->succ[e],
+                      snap->succ_inferred && snap->succ_inferred[e]
+                          ? " [style=dashed, tooltip=\"inferred from declared access\"]"
+                          : "");
   for (uint32_t i = 0; i < snap->node_count && depth <= SG_MAX_COND_DEPTH; i++)
     if (snap->nodes[i].kind == SG__NODE_COND) {
       sg_status st = put_bodies(t, &snap->nodes[i], i, prefix, depth);

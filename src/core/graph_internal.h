@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 
+#include "core/access.h"
 #include "core/edge_set.h"
 #include "core/in_use.h"
 #include "core/node.h"
@@ -25,6 +26,7 @@ struct sg_graph {
   uint32_t depth;                 /* conditional nodes around this graph */
   struct sg__cond_info *conds;    /* top-level graph only */
   uint32_t cond_count;
+  sg__access_table access; /* temporaries, declared accesses, bindings (core/access.h) */
 };
 
 /* Marks `graph` read by `fn` (a snapshot for an executable or plan):
@@ -42,5 +44,15 @@ sg_status sg__graph_add_node(sg_graph *graph, sg__node *node, const sg_node *dep
                              size_t dep_count, sg_node *out, const char *fn);
 /* Frees a graph without the checks of sg_graph_destroy (bodies). */
 void sg__graph_free(sg_graph *graph);
+/* The temporary a handle stands for (core/graph_access.c), as
+ * sg__node_resolve does for nodes. */
+sg_status sg__temp_resolve(sg_temp temp, uint32_t serial, uint32_t temp_count, const char *fn,
+                           const char *what, uint32_t *index);
+/* graph.c's checks of dependency handles and its all-or-nothing append of
+ * a validated node, for the calls of core/graph_access.c. */
+sg_status sg__graph_check_deps(const sg_graph *g, const sg_node *deps, size_t dep_count,
+                               const char *fn);
+sg_status sg__graph_append_node(sg_graph *g, sg__node *node, const sg_node *deps,
+                                size_t dep_count, sg_node *out, const char *fn);
 
 #endif

@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 
+#include "core/access.h"
 #include "core/node.h"
 #include "streamgraph/graph.h"
 
@@ -21,6 +22,12 @@ typedef struct sg__snapshot {
    * borrowed by a shallow one; none in a body. */
   struct sg__cond_info *conds;
   uint32_t cond_count;
+  /* Declared accesses (core/access.h): succ holds the edges they imply as
+   * well, and succ_inferred (one byte per entry of succ, NULL when none)
+   * marks those no explicit edge duplicates. `access` is borrowed from the
+   * graph by a shallow snapshot, owned by a deep one. */
+  uint8_t *succ_inferred;
+  sg__access_table access;
 } sg__snapshot;
 
 /* Deep copy of `graph` (SG_ERR_OUT_OF_MEMORY leaves *out zeroed). */

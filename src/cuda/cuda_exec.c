@@ -257,6 +257,8 @@ static const sg__backend_ops cuda_ops = {
     .query_launch = cuda_query_launch,
     .track_launches = cuda_track_launches,
     .update_node = cuda_update_node,
+    .arena_alloc = sg__cuda_arena_alloc,
+    .arena_free = sg__cuda_arena_free,
 };
 
 const sg__backend_ops *sg__cuda_backend(void) { return &cuda_ops; }

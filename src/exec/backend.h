@@ -107,7 +107,18 @@ typedef struct sg__backend_ops {
    * *in_place when it changed an instantiated CUDA graph in place; the
    * front end then moves `fresh` into nodes[index]. */
   sg_status (*update_node)(void *state, uint32_t index, const sg__node *fresh, int *in_place);
+  /* The memory of an executable's planned temporaries (docs/buffers.md):
+   * `bytes` (> 0) on device `device`, aligned to SG__ARENA_ALLOC_ALIGN,
+   * where the backend's nodes can read and write it (device memory for
+   * CUDA, host memory for the host backend). Messages start with `fn`.
+   * Freed with arena_free when the executable (or the topology that
+   * planned it) goes, with nothing in flight. */
+  sg_status (*arena_alloc)(int device, size_t bytes, const char *fn, void **arena);
+  void (*arena_free)(int device, void *arena);
 } sg__backend_ops;
+
+/* The alignment an arena has at least (what cudaMalloc gives). */
+#define SG__ARENA_ALLOC_ALIGN 256u
 
 /* ---- what a backend reports to its executable (thread-safe) ------------- */
 

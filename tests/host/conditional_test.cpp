@@ -700,6 +700,19 @@ TEST(ConditionalRefusals, BodiesAreCheckedLikeGraphs) {
   sg_plan *plan = nullptr;
   expect_refused(sg_plan_create(g, 4, &plan), SG_ERR_CYCLE, {"body 1 of SWITCH"});
 
+  // Temporaries belong to the top-level plan: a body cannot have its own.
+  sgtest::Graph gt;
+  sg_cond ct;
+  SG_ASSERT_OK(sg_graph_cond_create(gt, 1, 0, &ct));
+  sg_cond_node_desc dt = {SG_COND_IF, ct, 1, "if"};
+  sg_graph *bt;
+  SG_ASSERT_OK(sg_graph_add_conditional(gt, &dt, nullptr, 0, nullptr, &bt));
+  sg_temp_desc td = {256, 0, "scratch"};
+  sg_temp temp;
+  SG_ASSERT_OK(sg_graph_add_temp(bt, &td, &temp));
+  expect_refused(sg_graph_validate(gt), SG_ERR_UNSUPPORTED,
+                 {"body 0 of IF node 'if' (#0)", "temporaries"});
+
   // A kernel without a host twin deep in a body is named with its path.
   sgtest::Graph g2;
   sg_cond c2;
