@@ -245,22 +245,35 @@ static sg_status add_cond(sg__cuda_state *b, const sg__node *node, uint32_t inde
  * in the body. */
 static sg_status fill_body(sg__cuda_state *b, cudaGraph_t g, const sg__snapshot *s,
                            const uint32_t *order, const char *outer) {
-  const uint32_t n = s->node_count;
+  const uint32_t n = s->node_count, m = s->edge_count;
   cudaGraphNode_t *made = sg__calloc(n ? n : 1, sizeof *made);
   cudaGraphNode_t *deps = sg__calloc(n ? n : 1, sizeof *deps);
-  if (!made || !deps || !order) {
+  /* Predecessors as a compressed list: pred[pred_start[v] .. pred_start[v+1]). */
+  uint32_t *pred_start = sg__calloc((size_t)n + 1, sizeof *pred_start);
+  uint32_t *pred = sg__calloc(m ? m : 1, sizeof *pred);
+  uint32_t *fill = sg__calloc(n ? n : 1, sizeof *fill);
+  if (!made || !deps || !pred_start || !pred || !fill || !order) {
     sg__free(made);
     sg__free(deps);
+    sg__free(pred_start);
+    sg__free(pred);
+    sg__free(fill);
     return sg__fail(order ? SG_ERR_OUT_OF_MEMORY : SG_ERR_CYCLE, "%s: %s", outer,
                     order ? "out of memory" : "the body has a cycle");
   }
+  for (uint32_t e = 0; e < m; e++) pred_start[s->succ[e] + 1]++;
+  for (uint32_t v = 0; v < n; v++) pred_start[v + 1] += pred_start[v];
+  for (uint32_t u = 0; u < n; u++)
+    for (uint32_t e = s->succ_start[u]; e < s->succ_start[u + 1]; e++) {
+      const uint32_t v = s->succ[e];
+      pred[pred_start[v] + fill[v]++] = u;
+    }
+  sg__free(fill);
   sg_status st = SG_OK;
   for (uint32_t k = 0; k < n && !st; k++) {
     const uint32_t j = order[k];
     size_t nd = 0;
-    for (uint32_t u = 0; u < n; u++) /* bodies are small: a scan finds the predecessors */
-      for (uint32_t e = s->succ_start[u]; e < s->succ_start[u + 1]; e++)
-        if (s->succ[e] == j) deps[nd++] = made[u];
+    for (uint32_t e = pred_start[j]; e < pred_start[j + 1]; e++) deps[nd++] = made[pred[e]];
     const sg__node *node = &s->nodes[j];
     char where[1100], label[SG__LABEL_BYTES];
     snprintf(where, sizeof where, "%.600s: %s node %s", outer, sg__node_kind_name(node->kind),
@@ -301,6 +314,8 @@ static sg_status fill_body(sg__cuda_state *b, cudaGraph_t g, const sg__snapshot 
   }
   sg__free(made);
   sg__free(deps);
+  sg__free(pred_start);
+  sg__free(pred);
   return st;
 }
 
