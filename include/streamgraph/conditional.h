@@ -45,14 +45,13 @@
  *     evaluation (once per IF/SWITCH, once per WHILE iteration plus one),
  *     reads the condition on the host and enqueues the chosen body: such a
  *     launch returns once its last conditional node is decided.
- *   - CUDA graph mode (explicit build) makes CUDA conditional nodes: the
+ *   - CUDA graph mode (both builds) makes CUDA conditional nodes: the
  *     device decides, with no host round trip. IF and WHILE need CUDA 12.4,
  *     IF/ELSE and SWITCH 12.8 (runtime and driver; checked at
  *     sg_exec_create). Bodies may hold kernels, copies and memsets of
  *     device or pinned memory, empty and conditional nodes, all on the
  *     conditional node's device; anything else is refused at sg_exec_create
  *     naming the node and the rule (streams mode applies the same rules).
- *     The capture build refuses conditional nodes.
  *   - sg_cond_set_host works on the host backend only.
  *
  * Validation (sg_graph_validate, sg_plan_create, sg_exec_create) checks each

@@ -440,9 +440,9 @@ struct sg_cond_ref;
 sg_status sg__cuda_conds_init(sg__cuda_state *b, const sg__backend_args *args);
 void sg__cuda_conds_free(sg__cuda_state *b);
 /* Checks conditional node `node` (index `index` of the graph, or of a body)
- * and all its bodies can run here, on `device`: graph mode with the
- * explicit build, the CUDA version its kind needs, and only what CUDA
- * allows in a body. Messages start with `fn` and name the node and rule. */
+ * and all its bodies can run here, on `device`: in graph mode the CUDA
+ * version its kind needs, and in every mode only what CUDA allows in a
+ * body. Messages start with `fn` and name the node and rule. */
 sg_status sg__cuda_cond_check(const sg__cuda_state *b, const sg__node *node, uint32_t index,
                               int device, const char *fn);
 /* Checks a kernel bound to a condition (`where` names it). */
@@ -470,6 +470,11 @@ cudaError_t sg__cuda_cond_reset(sg__cuda_state *b, cudaStream_t home, const char
 sg_status sg__cuda_cond_enqueue(sg__cuda_state *b, uint32_t index, const sg__node *node,
                                 cudaStream_t stream, const char *fn, char *msg, size_t cap);
 
+/* Launches kernel node `index` (bound to a condition) on `stream` with the
+ * condition's handle (graph mode, capture build). */
+sg_status sg__cuda_cond_launch_kernel(sg__cuda_state *b, uint32_t index, const sg__node *node,
+                                      cudaStream_t stream, const char *fn, char *msg,
+                                      size_t cap);
 /* Adds conditional node `index` with `deps` to `graph`, and its bodies. */
 sg_status sg__cuda_cond_add(sg__cuda_state *b, uint32_t index, const sg__node *node,
                             cudaGraph_t graph, const cudaGraphNode_t *deps, size_t nd,

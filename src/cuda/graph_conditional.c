@@ -1,4 +1,6 @@
-/* Graph mode, explicit build: conditional nodes as CUDA conditional nodes.
+/* Graph mode: conditional nodes as CUDA conditional nodes (the explicit
+ * build adds them like any node; the capture build adds them by hand into
+ * the graph being captured, as it does staged copies).
  *
  * Each condition that a conditional node reads gets a CUDA conditional
  * handle on the graph being built (default value and SG_COND_ASSIGN_DEFAULT
@@ -61,19 +63,8 @@ static int cond_read(const sg__node *nodes, uint32_t count, uint32_t id, unsigne
   return 0;
 }
 
-/* Streams mode, or graph mode built node by node: not the capture build. */
-static int runs_conditionals(const sg__cuda_state *b) {
-  return b->mode == SG_MODE_STREAMS || b->build == SG_BUILD_EXPLICIT;
-}
-
 sg_status sg__cuda_cond_check_kernel(const sg__cuda_state *b, const sg__kernel *k,
                                      const char *where) {
-  if (!runs_conditionals(b))
-    return sg__fail(SG_ERR_UNSUPPORTED,
-                    "%s has an argument bound to a condition (sg_graph_kernel_bind_cond): "
-                    "conditions run in streams mode, in graph mode with the explicit build "
-                    "(SG_BUILD_EXPLICIT) and on the host backend; the capture build does not "
-                    "run them yet", where);
   if (k->cond_id >= b->cond_count)
     return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s sets condition #%u, which the graph does not have",
                     where, k->cond_id);
@@ -183,11 +174,6 @@ sg_status sg__cuda_cond_check(const sg__cuda_state *b, const sg__node *node, uin
   char where[1024], label[SG__LABEL_BYTES];
   snprintf(where, sizeof where, "%.600s: %s node %s", fn, sg__cond_kind_name(p),
            sg__node_label(node, index, label));
-  if (!runs_conditionals(b))
-    return sg__fail(SG_ERR_UNSUPPORTED,
-                    "%s: conditional nodes run in streams mode, in graph mode with the explicit "
-                    "build (SG_BUILD_EXPLICIT) and on the host backend; the capture build does "
-                    "not run them yet", where);
   /* Streams mode decides on the host and needs no CUDA conditional node;
    * it keeps to what a body may hold in graph mode, so that a graph runs
    * the same in both. */
@@ -234,6 +220,21 @@ void sg__cuda_cond_kernel_params(const sg__cuda_state *b, const sg__kernel *k,
   ref->word = NULL;
   args[k->cond_arg - 1] = ref;
   p->kernelParams = args;
+}
+
+sg_status sg__cuda_cond_launch_kernel(sg__cuda_state *b, uint32_t index, const sg__node *node,
+                                      cudaStream_t stream, const char *fn, char *msg,
+                                      size_t cap) {
+  struct cudaKernelNodeParams p;
+  void *args[SG_MAX_KERNEL_ARGS];
+  sg_cond_ref ref;
+  sg__cuda_cond_kernel_params(b, &node->u.kernel, &p, args, &ref);
+  cudaError_t err = SG_CUDA(cudaLaunchKernel(p.func, p.gridDim, p.blockDim, p.kernelParams,
+                                             p.sharedMemBytes, stream));
+  if (err == cudaSuccess) return SG_OK;
+  char where[SG__LABEL_BYTES + 64];
+  sg__cuda_format(msg, cap, err, "cudaLaunchKernel", sg__cuda_where(b, fn, index, where));
+  return SG_ERR_CUDA;
 }
 
 #if defined(CUDART_VERSION) && CUDART_VERSION >= NEED_BASIC

@@ -1,8 +1,8 @@
-// Conditional nodes on the GPU (graph mode, explicit build, and streams
-// mode): the same graph runs on the host backend (host twins) and on the
-// GPU, and the memory must match bit for bit after every launch; random graphs with nested bodies
-// and data-dependent loops; refusals of what CUDA forbids in a body, and of
-// the build that does not run conditional nodes (capture).
+// Conditional nodes on the GPU (graph mode, both builds, and streams mode):
+// the same graph runs on the host backend (host twins) and on the GPU, and
+// the memory must match bit for bit after every launch; random graphs with
+// nested bodies and data-dependent loops; refusals of what CUDA forbids in a
+// body, which every CUDA mode applies.
 #include <cuda_runtime_api.h>
 
 #include <chrono>
@@ -34,12 +34,19 @@ sg_exec_options graph_options() {
   return gputest::cuda_options({"graph_explicit", SG_MODE_GRAPH, SG_BUILD_EXPLICIT});
 }
 
+sg_exec_options capture_options() {
+  return gputest::cuda_options({"graph_capture", SG_MODE_GRAPH, SG_BUILD_CAPTURE});
+}
+
 sg_exec_options streams_options(unsigned max_streams = 0) {
   return gputest::cuda_options({"streams", SG_MODE_STREAMS, SG_BUILD_EXPLICIT}, max_streams);
 }
 
 const char *way(const sg_exec_options &o) {
-  return o.backend == SG_BACKEND_HOST ? "host" : o.mode == SG_MODE_GRAPH ? "graph" : "streams";
+  return o.backend == SG_BACKEND_HOST    ? "host"
+         : o.mode == SG_MODE_STREAMS      ? "streams"
+         : o.build == SG_BUILD_CAPTURE    ? "graph (capture)"
+                                          : "graph (explicit)";
 }
 
 struct Managed {
@@ -120,7 +127,8 @@ TEST(ConditionalGpu, WhileLoopOfKIterationsMatchesTheHost) {
   std::mt19937 rng(static_cast<uint32_t>(std::random_device{}()));
   for (uint32_t k : {1000u, 0u, 1u, static_cast<uint32_t>(rng() % 300)}) {
     SCOPED_TRACE("K = " + std::to_string(k));
-    for (const sg_exec_options &o : {sgtest::host_options(), graph_options(), streams_options()}) {
+    for (const sg_exec_options &o :
+         {sgtest::host_options(), graph_options(), capture_options(), streams_options()}) {
       state.clear();
       state.p[0] = k;
       sgtest::Exec e;
@@ -269,11 +277,14 @@ TEST(ConditionalGpu, RandomNestedGraphsMatchTheHostBitForBit) {
     auto host = run(g, sgtest::host_options(), mem, 3);
     auto gpu = run(g, graph_options(), mem, 3);
     auto streams = run(g, streams_options(1 + seed % 4), mem, 3);
+    auto capture = run(g, capture_options(), mem, 3);
     ASSERT_EQ(host.size(), 3u);
     ASSERT_EQ(gpu.size(), 3u);
     ASSERT_EQ(streams.size(), 3u);
+    ASSERT_EQ(capture.size(), 3u);
     for (int l = 0; l < 3; l++) {
-      ASSERT_EQ(gpu[l], host[l]) << "graph mode, launch " << l + 1;
+      ASSERT_EQ(gpu[l], host[l]) << "graph mode (explicit), launch " << l + 1;
+      ASSERT_EQ(capture[l], host[l]) << "graph mode (capture), launch " << l + 1;
       ASSERT_EQ(streams[l], host[l]) << "streams mode, launch " << l + 1;
     }
   }
@@ -295,19 +306,6 @@ void expect_refused(sg_graph *g, const sg_exec_options &o, sg_status want,
 
 int nothing(void *) { return 0; }
 
-TEST(ConditionalGpu, CaptureBuildRefuses) {
-  SG_SKIP_WITHOUT_GPU();
-  sgtest::Graph g;
-  sg_cond c;
-  SG_ASSERT_OK(sg_graph_cond_create(g, 1, 0, &c));
-  sg_cond_node_desc d = {SG_COND_IF, c, 1, "if"};
-  sg_graph *body;
-  SG_ASSERT_OK(sg_graph_add_conditional(g, &d, nullptr, 0, nullptr, &body));
-  SG_ASSERT_OK(sg_graph_add_empty(body, nullptr, nullptr, 0, nullptr));
-  expect_refused(g, gputest::cuda_options({"capture", SG_MODE_GRAPH, SG_BUILD_CAPTURE}),
-                 SG_ERR_UNSUPPORTED, {"IF node 'if' (#0)", "capture build"});
-}
-
 TEST(ConditionalGpu, WhatCudaForbidsInABodyIsRefusedByName) {
   SG_SKIP_WITHOUT_CONDITIONALS(12040);
   const sg_exec_options o = graph_options();
@@ -324,6 +322,8 @@ TEST(ConditionalGpu, WhatCudaForbidsInABodyIsRefusedByName) {
                    {"WHILE node 'loop' (#0): body 0: host node 'callback' (#0)",
                     "host node cannot be in a conditional body"});
     expect_refused(g, streams_options(), SG_ERR_UNSUPPORTED,
+                   {"WHILE node 'loop' (#0): body 0: host node 'callback' (#0)"});
+    expect_refused(g, capture_options(), SG_ERR_UNSUPPORTED,
                    {"WHILE node 'loop' (#0): body 0: host node 'callback' (#0)"});
   }
   {
@@ -374,7 +374,8 @@ TEST(ConditionalGpu, KeptConditionMatchesTheHost) {
     sg_node step;  // state[0] starts at 1: the step sets the condition to 0
     SG_ASSERT_OK(add_state_kernel(body, gc_loop_step_kernel(), gc_loop_step_twin, state.p, c,
                                   "clear", nullptr, 0, &step));
-    for (const sg_exec_options &o : {sgtest::host_options(), graph_options(), streams_options()}) {
+    for (const sg_exec_options &o :
+         {sgtest::host_options(), graph_options(), capture_options(), streams_options()}) {
       state.clear();
       state.p[0] = 1;
       sgtest::Exec e;
