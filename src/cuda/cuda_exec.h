@@ -47,8 +47,9 @@ typedef enum sg__cuda_op {
   SG__OP_PEER_STAGED,      /* device memory of two GPUs without peer access: through pinned
                               host memory (peer_copy.c); a child graph in graph mode */
   SG__OP_NCCL,             /* NCCL calls as one group (cuda_nccl.c); a child graph in graph mode */
-  SG__OP_COND              /* a CUDA conditional node with its bodies (graph_conditional.c);
-                              graph mode, explicit build only */
+  SG__OP_COND              /* graph mode: a CUDA conditional node with its bodies
+                              (graph_conditional.c); streams mode: decided on the host
+                              (streams_conditional.c) */
 } sg__cuda_op;
 
 /* Bytes a copy between GPUs without peer access moves through host memory
