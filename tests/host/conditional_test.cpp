@@ -523,6 +523,30 @@ TEST(Conditional, DotDrawsBodiesAsClusters) {
   EXPECT_NE(s.find("n0 -> n0b0_n0 [style=dashed]"), std::string::npos) << s;
 }
 
+// The planner sees a conditional node as one node of its graph: a wide body
+// adds neither nodes nor width to the plan.
+TEST(Conditional, PlannedAsOneNode) {
+  sgtest::LeakCheck leaks;
+  sgtest::Graph g;
+  sg_cond c;
+  SG_ASSERT_OK(sg_graph_cond_create(g, 0, 0, &c));
+  sg_node a, b;
+  SG_ASSERT_OK(sg_graph_add_empty(g, "a", nullptr, 0, &a));
+  sg_cond_node_desc d = {SG_COND_WHILE, c, 1, "loop"};
+  sg_graph *body;
+  SG_ASSERT_OK(sg_graph_add_conditional(g, &d, &a, 1, &b, &body));
+  for (int i = 0; i < 6; i++) SG_ASSERT_OK(sg_graph_add_empty(body, nullptr, nullptr, 0, nullptr));
+  SG_ASSERT_OK(sg_graph_add_empty(g, "c", &b, 1, nullptr));
+  sg_plan *plan = nullptr;
+  SG_ASSERT_OK(sg_plan_create(g, 8, &plan));
+  sg_plan_summary sum;
+  SG_ASSERT_OK(sg_plan_get_summary(plan, &sum));
+  EXPECT_EQ(sum.node_count, 3u);
+  EXPECT_EQ(sum.width, 1u);
+  EXPECT_EQ(sum.stream_count, 1u);
+  SG_ASSERT_OK(sg_plan_destroy(plan));
+}
+
 // sg_exec_update with a body edited: the executable re-plans and runs the
 // new body; sg_exec_set_kernel keeps a kernel's condition argument.
 TEST(Conditional, UpdateWithABodyEdited) {
