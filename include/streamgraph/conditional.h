@@ -6,8 +6,9 @@
  * (sg_graph_cond_create). Each executable made from the graph has its own
  * copy of every condition. At the start of each launch a condition created
  * with SG_COND_ASSIGN_DEFAULT takes its default value; one created without
- * it keeps the value the previous launch left (the default before the first
- * launch).
+ * it keeps the value the previous launch left (before it is first set: the
+ * default on the host backend and in CUDA streams mode, no value CUDA
+ * promises in graph mode; set such a condition before its first read).
  *
  * A conditional node (sg_graph_add_conditional) is one node of its graph: it
  * starts when its dependencies are done, and its successors start when it is

@@ -54,9 +54,28 @@ __global__ void loop_step_kernel(uint32_t *state, sg_cond_ref ref) {
   }
 }
 
+// Sets the condition to 1 on its first run only (state[3] remembers).
+__global__ void set_once_kernel(uint32_t *state, sg_cond_ref ref) {
+  if (threadIdx.x == 0 && blockIdx.x == 0 && state[3] == 0) {
+    state[3] = 1;
+    sg_cond_set(ref, 1);
+  }
+}
+
 }  // namespace
 
 extern "C" {
+
+const void *gc_set_once_kernel(void) { return (const void *)set_once_kernel; }
+
+void gc_set_once_twin(const sg_kernel_launch *, void *const *args) {
+  uint32_t *state = *static_cast<uint32_t *const *>(args[0]);
+  if (state[3] == 0) {
+    state[3] = 1;
+    sg_cond_set(*static_cast<const sg_cond_ref *>(args[1]), 1);
+  }
+}
+
 
 const void *gc_spec_kernel(void) { return (const void *)cond_spec_kernel; }
 const void *gc_loop_init_kernel(void) { return (const void *)loop_init_kernel; }

@@ -32,6 +32,11 @@ void gc_loop_init_twin(const sg_kernel_launch *launch, void *const *args);
 const void *gc_loop_step_kernel(void);
 void gc_loop_step_twin(const sg_kernel_launch *launch, void *const *args);
 
+// set_once(uint32_t *state, sg_cond_ref ref): ref = 1 the first time
+// (state[3] == 0, which it sets to 1).
+const void *gc_set_once_kernel(void);
+void gc_set_once_twin(const sg_kernel_launch *launch, void *const *args);
+
 #ifdef __cplusplus
 }
 #endif

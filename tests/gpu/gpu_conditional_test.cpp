@@ -360,17 +360,21 @@ TEST(ConditionalGpu, WhatCudaForbidsInABodyIsRefusedByName) {
 }
 
 // A condition without SG_COND_ASSIGN_DEFAULT keeps the last launch's value
-// in graph mode as on the host backend.
+// in graph mode as on the host backend. It is set on the first launch only
+// (CUDA promises no value before a kept condition is first set).
 TEST(ConditionalGpu, KeptConditionMatchesTheHost) {
   SG_SKIP_WITHOUT_CONDITIONALS(12040);
-  Managed state(3);
+  Managed state(4);
   for (unsigned flags : {0u, SG_COND_ASSIGN_DEFAULT}) {
     sgtest::Graph g;
     sg_cond c;
     SG_ASSERT_OK(sg_graph_cond_create(g, 1, flags, &c));
+    sg_node once;
+    SG_ASSERT_OK(add_state_kernel(g, gc_set_once_kernel(), gc_set_once_twin, state.p, c,
+                                  "set once", nullptr, 0, &once));
     sg_cond_node_desc d = {SG_COND_IF, c, 1, "if"};
     sg_graph *body;
-    SG_ASSERT_OK(sg_graph_add_conditional(g, &d, nullptr, 0, nullptr, &body));
+    SG_ASSERT_OK(sg_graph_add_conditional(g, &d, &once, 1, nullptr, &body));
     sg_node step;  // state[0] starts at 1: the step sets the condition to 0
     SG_ASSERT_OK(add_state_kernel(body, gc_loop_step_kernel(), gc_loop_step_twin, state.p, c,
                                   "clear", nullptr, 0, &step));
