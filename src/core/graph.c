@@ -22,7 +22,7 @@ sg_status sg_graph_create(sg_graph **out) {
   do serial = atomic_fetch_add(&next_serial, 1); while (serial == 0); /* 0 means "no node" */
   g->serial = serial;
   g->root_serial = serial;
-  sg_status st = sg__handle_register(g, SG__HANDLE_GRAPH);
+  sg_status st = sg__handle_register(g, SG__HANDLE_GRAPH, "sg_graph_create");
   if (st) {
     sg__free(g);
     return st;
@@ -34,7 +34,8 @@ sg_status sg_graph_create(sg_graph **out) {
 static const char graph_word[] = "graph";
 
 sg_status sg__graph_read_begin(const sg_graph *graph, const char *fn) {
-  return sg__in_use_enter_shared(&((sg_graph *)graph)->in_use, fn, graph_word);
+  return sg__handle_enter(graph, SG__HANDLE_GRAPH, graph ? &((sg_graph *)graph)->in_use : NULL, 1,
+                          fn, graph_word, graph_word);
 }
 
 void sg__graph_read_end(const sg_graph *graph) {
@@ -43,20 +44,19 @@ void sg__graph_read_end(const sg_graph *graph) {
 
 /* The entry of a call that changes the graph: a live handle, not in use. */
 static sg_status enter(sg_graph *graph, const char *fn) {
-  sg_status st = sg__handle_check(graph, SG__HANDLE_GRAPH, fn, graph_word);
-  return st ? st : sg__in_use_enter(&graph->in_use, fn, graph_word);
+  return sg__handle_enter(graph, SG__HANDLE_GRAPH, graph ? &graph->in_use : NULL, 0, fn,
+                          graph_word, graph_word);
 }
 
 static void leave(sg_graph *graph) { sg__in_use_leave(&graph->in_use); }
 
 /* The entry of a call that only reads it. */
 static sg_status enter_shared(const sg_graph *graph, const char *fn) {
-  sg_status st = sg__handle_check(graph, SG__HANDLE_GRAPH, fn, graph_word);
-  return st ? st : sg__graph_read_begin(graph, fn);
+  return sg__graph_read_begin(graph, fn);
 }
 
-void sg__graph_free(sg_graph *graph) {
-  sg__handle_unregister(graph);
+/* Frees a graph out of the handle registry already. */
+static void free_graph(sg_graph *graph) {
   for (uint32_t i = 0; i < graph->node_count; i++) sg__node_free(&graph->nodes[i]);
   sg__free(graph->nodes);
   sg__edge_set_free(&graph->edges);
@@ -66,16 +66,25 @@ void sg__graph_free(sg_graph *graph) {
   sg__free(graph);
 }
 
+void sg__graph_free(sg_graph *graph) {
+  sg__handle_unregister(graph);
+  free_graph(graph);
+}
+
 sg_status sg_graph_destroy(sg_graph *graph) {
+  /* A body belongs to its conditional node (its parent never changes). */
   sg_status st = enter(graph, __func__);
   if (st) return st;
-  if (graph->parent) {
-    leave(graph);
+  const int body = graph->parent != NULL;
+  leave(graph);
+  if (body)
     return sg__fail(SG_ERR_INVALID_ARGUMENT,
                     "%s: the graph is a body of a conditional node, which owns it; destroy the "
                     "top-level graph instead", __func__);
-  }
-  sg__graph_free(graph); /* entered, never left: the handle is gone */
+  st = sg__handle_enter_last(graph, SG__HANDLE_GRAPH, &graph->in_use, __func__, graph_word,
+                             graph_word);
+  if (st) return st;
+  free_graph(graph);
   return SG_OK;
 }
 

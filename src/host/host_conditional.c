@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/sys.h"
+#include "exec/backend_rules.h"
 #include "host/host_nodes.h"
 #include "streamgraph/cond_device.h"
 
@@ -44,7 +45,8 @@ void sg__host_conds_start(sg__host_conds *c) {
     if (c->info[i].flags & SG_COND_ASSIGN_DEFAULT) c->words.words[i] = c->info[i].default_value;
 }
 
-sg_status sg__host_cond_check(const sg__node *node, uint32_t index, const char *fn) {
+sg_status sg__host_cond_check(const sg__node *node, uint32_t index, int on, int exec_device,
+                              const char *fn) {
   const sg__cond_node *p = node->u.cond;
   for (uint32_t b = 0; b < p->body_count; b++) {
     char where[1024], label[SG__LABEL_BYTES];
@@ -57,7 +59,8 @@ sg_status sg__host_cond_check(const sg__node *node, uint32_t index, const char *
       return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", where);
     sg_status st = SG_OK;
     for (uint32_t j = 0; !st && j < body->node_count; j++)
-      st = sg__host_check_node(&body->nodes[j], j, where);
+      st = sg__host_check_node(&body->nodes[j], j, sg__backend_node_device(&body->nodes[j], on),
+                               exec_device, where);
     if (made) sg__snapshot_free(&tmp);
     if (st) return st;
   }

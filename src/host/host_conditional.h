@@ -26,9 +26,12 @@ void sg__host_conds_free(sg__host_conds *conds);
  * default value (nothing runs). */
 void sg__host_conds_start(sg__host_conds *conds);
 
-/* Checks that every node of every body of conditional node `node` can run
- * here (sg__host_check_node), recursively. */
-sg_status sg__host_cond_check(const sg__node *node, uint32_t index, const char *fn);
+/* Checks that every node of every body of conditional node `node` (on
+ * device `on`, in an executable on `exec_device`) can run here
+ * (sg__host_check_node), recursively; a body's node runs on `on` unless it
+ * names its own device. */
+sg_status sg__host_cond_check(const sg__node *node, uint32_t index, int on, int exec_device,
+                              const char *fn);
 
 /* Runs `node` (index `index` in its graph) as sg__host_run_node does, and
  * also conditional nodes, kernels bound to a condition and host callbacks
