@@ -16,6 +16,7 @@
 #include "status.h"
 #include "memory.h"
 #include "graph.h"
+#include "conditional.h"
 #include "plan.h"
 #include "staging.h"
 #include "exec.h"

@@ -17,7 +17,7 @@ from .buffers import Temp, TempRange
 from .errors import (BackendUnavailableError, CompileError, StreamgraphError,
                      UnsupportedError)
 from .executable import Exec
-from .graph import Graph, Node
+from .graph import Cond, Graph, Node
 from .kernel import Kernel
 from .memory import (DeviceArray, cuda_device_count, empty, host_view, pointer,
                      resolve_backend, to_device)
@@ -27,7 +27,7 @@ from .pipeline import Pipeline, bind_arg, bind_dst, bind_host, bind_src
 __version__ = "0.1.0"
 
 __all__ = [
-    "BackendUnavailableError", "CompileError", "DeviceArray", "Exec", "Graph", "Kernel",
+    "BackendUnavailableError", "CompileError", "Cond", "DeviceArray", "Exec", "Graph", "Kernel",
     "Temp", "TempRange",
     "Module", "Node", "Pipeline", "StreamgraphError", "UnsupportedError", "bind_arg",
     "bind_dst", "bind_host", "bind_src", "cuda_device_count", "empty", "host_view",

@@ -136,6 +136,15 @@ class sg_temp(ctypes.Structure):
     _fields_ = [("opaque", ctypes.c_uint64)]
 
 
+class sg_cond(ctypes.Structure):
+    _fields_ = [("opaque", ctypes.c_uint64)]
+
+
+class sg_cond_node_desc(ctypes.Structure):
+    _fields_ = [("kind", ctypes.c_int), ("cond", sg_cond), ("body_count", ctypes.c_uint),
+                ("name", ctypes.c_char_p)]
+
+
 class sg_temp_desc(ctypes.Structure):
     _fields_ = [("bytes", ctypes.c_size_t), ("alignment", ctypes.c_size_t),
                 ("name", ctypes.c_char_p)]
@@ -321,6 +330,16 @@ sg_graph_set_host = _sized("sg_graph_set_host", [_vp, sg_node, _P(sg_host_desc)]
 sg_graph_node_count = _proto("sg_graph_node_count", [_vp, _P(_sz)])
 sg_graph_edge_count = _proto("sg_graph_edge_count", [_vp, _P(_sz)])
 sg_graph_validate = _proto("sg_graph_validate", [_vp])
+
+# Optional: a library without conditional nodes leaves these None.
+sg_graph_cond_create = _proto("sg_graph_cond_create",
+                              [_vp, ctypes.c_uint, ctypes.c_uint, _P(sg_cond)], optional=True)
+sg_graph_add_conditional = _sized("sg_graph_add_conditional",
+                                  [_vp, _P(sg_cond_node_desc)] + _deps + [_P(_vp)],
+                                  [(1, sg_cond_node_desc)], optional=True)
+sg_graph_kernel_bind_cond = _proto("sg_graph_kernel_bind_cond",
+                                   [_vp, sg_node, ctypes.c_uint, sg_cond], optional=True)
+sg_cond_set_host = _proto("sg_cond_set_host", [sg_cond, ctypes.c_uint], optional=True)
 
 # Optional: a library without declared access leaves these None (Graph.temp
 # and Graph.access then say so).

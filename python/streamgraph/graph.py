@@ -174,6 +174,43 @@ class HostSpec:
         return HostSpec(fn, self.name)
 
 
+class CondSpec:
+    """A conditional node: its kind, condition and body graphs (which the
+    spec keeps alive with their nodes' Python objects, for executables)."""
+    kind = "conditional"
+
+    def __init__(self, cond_kind, cond, bodies, name):
+        self.cond_kind, self.cond, self.bodies, self.name = cond_kind, cond, bodies, name
+
+    def refs(self):
+        return tuple(self.bodies)
+
+
+class Cond:
+    """A condition of a top-level graph (``Graph.cond``): a 32-bit value that
+    IF, WHILE and SWITCH nodes read, set by kernels (``Graph.bind_cond``) or
+    by host nodes (``Cond.set``, from the callback, host backend)."""
+    __slots__ = ("handle", "default", "reset")
+
+    def __init__(self, handle, default, reset):
+        self.handle, self.default, self.reset = handle, default, reset
+
+    def set(self, value):
+        """Sets the condition for the launch running this host callback."""
+        check(_lib.sg_cond_set_host(self.handle, int(value)), "sg_cond_set_host")
+
+
+IF, WHILE, SWITCH = 0, 1, 2
+_COND_KINDS = {"if": IF, "while": WHILE, "switch": SWITCH, IF: IF, WHILE: WHILE, SWITCH: SWITCH}
+
+
+def _require_cond(fn, name):
+    if fn is None:
+        from .errors import UnsupportedError
+        raise UnsupportedError("streamgraph: the library lacks %s (conditional nodes)" % name)
+    return fn
+
+
 class EmptySpec:
     kind = "empty"
 
@@ -308,6 +345,51 @@ class Graph:
         """A join point that does nothing."""
         return self._add(EmptySpec(name), after)
 
+    # ---- conditional nodes (docs/conditional.md) -----------------------------
+
+    def cond(self, default=0, reset=True):
+        """A condition of this (top-level) graph; ``reset``: set back to
+        ``default`` at each launch, else kept from the last launch."""
+        out = _lib.sg_cond()
+        check(_require_cond(_lib.sg_graph_cond_create, "sg_graph_cond_create")(
+            self.handle, int(default), 1 if reset else 0, ctypes.byref(out)),
+            "sg_graph_cond_create")
+        return Cond(out, default, reset)
+
+    def conditional(self, kind, cond, bodies=1, after=None, name=None):
+        """An IF (``bodies`` 1, or 2 with an ELSE), WHILE or SWITCH node
+        (``kind`` "if", "while", "switch") reading ``cond``. Returns the node
+        and its body graphs, which take the same ``add`` calls."""
+        add = _require_cond(_lib.sg_graph_add_conditional, "sg_graph_add_conditional")
+        if kind not in _COND_KINDS:
+            raise ValueError("streamgraph: kind must be 'if', 'while' or 'switch', not %r" % (kind,))
+        deps, count = _deps(after)
+        self._own(after)
+        d = _lib.sg_cond_node_desc(_COND_KINDS[kind], cond.handle, bodies, _name(name))
+        out = _lib.sg_node()
+        handles = (ctypes.c_void_p * max(bodies, 1))()
+        check(add(self.handle, ctypes.byref(d), deps, count, ctypes.byref(out), handles),
+              "sg_graph_add_conditional")
+        body_graphs = [Graph._body(handles[i], self) for i in range(bodies)]
+        node = Node(out, "conditional", name, CondSpec(kind, cond, body_graphs, name), id(self))
+        self.nodes.append(node)
+        return node, body_graphs
+
+    def bind_cond(self, node, arg, cond):
+        """Kernel argument ``arg`` of ``node`` (an ``sg_cond_ref``, 16 bytes)
+        receives the reference to ``cond`` in every executable."""
+        self._own(node)
+        check(_require_cond(_lib.sg_graph_kernel_bind_cond, "sg_graph_kernel_bind_cond")(
+            self.handle, node.handle, arg, cond.handle), "sg_graph_kernel_bind_cond")
+
+    @classmethod
+    def _body(cls, handle, parent):
+        g = cls.__new__(cls)
+        g._h = ctypes.c_void_p(handle)
+        g.nodes = []
+        g._parent = parent  # a body lives and dies with its top-level graph
+        return g
+
     def edge(self, src, dst):
         """``dst`` starts after ``src`` finishes."""
         self._own([src, dst])
@@ -363,6 +445,8 @@ class Graph:
         return Exec(self, **options)
 
     def destroy(self):
+        if getattr(self, "_parent", None) is not None:
+            return  # a body: destroyed with the graph that holds its node
         if self._h:
             _lib.sg_graph_destroy(self._h)
             self._h = ctypes.c_void_p()

@@ -7,4 +7,5 @@ list(APPEND SG_C_SOURCES
   api/sized_plan.c
   api/sized_staging.c
   api/sized_pipeline.c
-  api/sized_module.c)
+  api/sized_module.c
+  api/sized_conditional.c)

@@ -21,6 +21,7 @@ sg_status sg_graph_create(sg_graph **out) {
   unsigned serial;
   do serial = atomic_fetch_add(&next_serial, 1); while (serial == 0); /* 0 means "no node" */
   g->serial = serial;
+  g->root_serial = serial;
   sg_status st = sg__handle_register(g, SG__HANDLE_GRAPH, "sg_graph_create");
   if (st) {
     sg__free(g);
@@ -54,18 +55,42 @@ static sg_status enter_shared(const sg_graph *graph, const char *fn) {
   return sg__graph_read_begin(graph, fn);
 }
 
-sg_status sg_graph_destroy(sg_graph *graph) {
-  sg_status st = sg__handle_enter_last(graph, SG__HANDLE_GRAPH, graph ? &graph->in_use : NULL,
-                                       __func__, graph_word, graph_word);
-  if (st) return st;
+/* Frees a graph out of the handle registry already. */
+static void free_graph(sg_graph *graph) {
   for (uint32_t i = 0; i < graph->node_count; i++) sg__node_free(&graph->nodes[i]);
   sg__free(graph->nodes);
   sg__edge_set_free(&graph->edges);
   sg__access_table_free(&graph->access);
   sg__free(graph->name);
+  sg__free(graph->conds);
   sg__free(graph);
+}
+
+void sg__graph_free(sg_graph *graph) {
+  sg__handle_unregister(graph);
+  free_graph(graph);
+}
+
+sg_status sg_graph_destroy(sg_graph *graph) {
+  /* A body belongs to its conditional node (its parent never changes). */
+  sg_status st = enter(graph, __func__);
+  if (st) return st;
+  const int body = graph->parent != NULL;
+  leave(graph);
+  if (body)
+    return sg__fail(SG_ERR_INVALID_ARGUMENT,
+                    "%s: the graph is a body of a conditional node, which owns it; destroy the "
+                    "top-level graph instead", __func__);
+  st = sg__handle_enter_last(graph, SG__HANDLE_GRAPH, &graph->in_use, __func__, graph_word,
+                             graph_word);
+  if (st) return st;
+  free_graph(graph);
   return SG_OK;
 }
+
+sg_status sg__graph_enter(sg_graph *graph, const char *fn) { return enter(graph, fn); }
+
+void sg__graph_leave(sg_graph *graph) { leave(graph); }
 
 /* Checks every dependency handle; the error names the dependency's
  * position. Nothing is formatted unless a handle is wrong: graphs of a
@@ -128,6 +153,16 @@ oom:
   if (node->kind == SG__NODE_STREAM_FN) node->u.stream_fn->release = NULL;
   sg__node_free(node);
   return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+}
+
+sg_status sg__graph_add_node(sg_graph *graph, sg__node *node, const sg_node *deps,
+                             size_t dep_count, sg_node *out, const char *fn) {
+  sg_status st = check_deps(graph, deps, dep_count, fn);
+  if (st) {
+    sg__node_free(node);
+    return st;
+  }
+  return append_node(graph, node, deps, dep_count, out, fn);
 }
 
 sg_status sg_graph_add_copy(sg_graph *graph, const sg_copy_desc *desc, const sg_node *deps,

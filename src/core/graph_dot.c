@@ -4,11 +4,15 @@
  * kernel's launch shape); one arrow per distinct edge, as the graph was
  * built (dashed where declared accesses alone imply it) (sg_plan_to_dot draws what the plan made of it). Executables keep
  * a snapshot of their graph, which is drawn the same way. */
+#include "core/conditional.h"
 #include "core/error.h"
 #include "core/graph_internal.h"
 #include "core/handles.h"
 #include "core/snapshot.h"
 #include "core/text.h"
+#include "core/sys.h"
+
+#include <stdio.h>
 
 static const char *shape(sg__node_kind kind) {
   switch (kind) {
@@ -18,6 +22,7 @@ static const char *shape(sg__node_kind kind) {
     case SG__NODE_HOST: return "hexagon";
     case SG__NODE_STREAM_FN: return "component";
     case SG__NODE_NCCL: return "octagon";
+    case SG__NODE_COND: return "diamond";
     default: return "ellipse";
   }
 }
@@ -37,8 +42,10 @@ static void put_size(sg__text *t, size_t bytes) {
   else sg__text_printf(t, "%zu B", bytes);
 }
 
-static void put_node(sg__text *t, const sg__node *node, uint32_t i) {
-  sg__text_printf(t, "  n%u [shape=%s, label=\"", i, shape(node->kind));
+/* `prefix` tells bodies' nodes apart: "" at the top, "n3b0_" in body 0 of
+ * node 3, and so on down. */
+static void put_node(sg__text *t, const sg__node *node, uint32_t i, const char *prefix) {
+  sg__text_printf(t, "  %sn%u [shape=%s, label=\"", prefix, i, shape(node->kind));
   if (node->name) sg__text_dot(t, node->name);
   else sg__text_printf(t, "#%u", i);
   sg__text_printf(t, "\\n%s #%u", sg__node_kind_name(node->kind), i);
@@ -55,9 +62,65 @@ static void put_node(sg__text *t, const sg__node *node, uint32_t i) {
     const sg__nccl *c = &node->u.nccl;
     sg__text_printf(t, "\\n%s", sg__nccl_op_name(c->calls[0].op));
     if (c->call_count > 1) sg__text_printf(t, " +%u", c->call_count - 1);
+  } else if (node->kind == SG__NODE_COND) {
+    sg__text_printf(t, "\\n%s on condition #%u", sg__cond_kind_name(node->u.cond),
+                    node->u.cond->cond_id);
+  } else if (node->kind == SG__NODE_KERNEL && node->u.kernel.cond_arg) {
+    sg__text_printf(t, "\\nsets condition #%u", node->u.kernel.cond_id);
   }
   if (node->device != SG_DEVICE_DEFAULT) sg__text_printf(t, "\\ndevice %d", node->device);
   sg__text_printf(t, "\"];\n");
+}
+
+static sg_status put_graph(sg__text *t, const sg__snapshot *snap, const char *prefix,
+                           unsigned depth);
+
+/* Each body of conditional node `i` as a cluster inside the drawing, with a
+ * dashed arrow from the node to each of its body's nodes without
+ * predecessors (where the body starts). */
+static sg_status put_bodies(sg__text *t, const sg__node *node, uint32_t i, const char *prefix,
+                            unsigned depth) {
+  const sg__cond_node *p = node->u.cond;
+  for (uint32_t b = 0; b < p->body_count; b++) {
+    char inner[512];
+    snprintf(inner, sizeof inner, "%sn%ub%u_", prefix, i, b);
+    sg__snapshot tmp;
+    const sg__snapshot *body;
+    int made;
+    if (sg__cond_body_view(p, b, &tmp, &body, &made)) return SG_ERR_OUT_OF_MEMORY;
+    const char *role = p->kind == SG_COND_IF ? (b == 0 ? "then" : "else")
+                       : p->kind == SG_COND_WHILE ? "loop" : "case";
+    sg__text_printf(t, "  subgraph cluster_%s {\n  label=\"%s", inner, role);
+    if (p->kind == SG_COND_SWITCH) sg__text_printf(t, " %u", b);
+    sg__text_printf(t, "\"; style=dashed;\n");
+    sg_status st = put_graph(t, body, inner, depth + 1);
+    sg__text_printf(t, "  }\n");
+    for (uint32_t v = 0; !st && v < body->node_count; v++) {
+      int has_pred = 0;
+      for (uint32_t e = 0; e < body->edge_count && !has_pred; e++) has_pred = body->succ[e] == v;
+      if (!has_pred) sg__text_printf(t, "  %sn%u -> %sn%u [style=dashed];\n", prefix, i, inner, v);
+    }
+    if (made) sg__snapshot_free(&tmp);
+    if (st) return st;
+  }
+  return SG_OK;
+}
+
+static sg_status put_graph(sg__text *t, const sg__snapshot *snap, const char *prefix,
+                           unsigned depth) {
+  for (uint32_t i = 0; i < snap->node_count; i++) put_node(t, &snap->nodes[i], i, prefix);
+  for (uint32_t u = 0; u < snap->node_count; u++)
+    for (uint32_t e = snap->succ_start[u]; e < snap->succ_start[u + 1]; e++)
+      sg__text_printf(t, "  %sn%u -> %sn%u%s;\n", prefix, u, prefix, snap->succ[e],
+                      snap->succ_inferred && snap->succ_inferred[e]
+                          ? " [style=dashed, tooltip=\"inferred from declared access\"]"
+                          : "");
+  for (uint32_t i = 0; i < snap->node_count && depth <= SG_MAX_COND_DEPTH; i++)
+    if (snap->nodes[i].kind == SG__NODE_COND) {
+      sg_status st = put_bodies(t, &snap->nodes[i], i, prefix, depth);
+      if (st) return st;
+    }
+  return SG_OK;
 }
 
 sg_status sg__snapshot_to_dot(const sg__snapshot *snap, char **dot) {
@@ -69,13 +132,10 @@ sg_status sg__snapshot_to_dot(const sg__snapshot *snap, char **dot) {
   else sg__text_printf(&t, "graph %u", snap->graph_serial);
   sg__text_printf(&t, "\"; labelloc=t; fontname=\"Helvetica\";\n  node [style=rounded, "
                       "fontname=\"Helvetica\"];\n");
-  for (uint32_t i = 0; i < snap->node_count; i++) put_node(&t, &snap->nodes[i], i);
-  for (uint32_t u = 0; u < snap->node_count; u++)
-    for (uint32_t e = snap->succ_start[u]; e < snap->succ_start[u + 1]; e++)
-      sg__text_printf(&t, "  n%u -> n%u%s;\n", u, snap->succ[e],
-                      snap->succ_inferred && snap->succ_inferred[e]
-                          ? " [style=dashed, tooltip=\"inferred from declared access\"]"
-                          : "");
+  if (put_graph(&t, snap, "", 0)) {
+    sg__text_free(&t);
+    return SG_ERR_OUT_OF_MEMORY;
+  }
   sg__text_printf(&t, "}\n");
   *dot = sg__text_take(&t);
   return *dot ? SG_OK : SG_ERR_OUT_OF_MEMORY;

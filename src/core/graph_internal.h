@@ -17,6 +17,15 @@ struct sg_graph {
   uint32_t node_capacity;
   sg__edge_set edges;
   sg__in_use in_use;     /* calls inside (core/in_use.h) */
+  /* Conditional nodes (core/conditional.h). A body graph has the node's
+   * graph as `parent` and is destroyed with it; conditions live in the
+   * top-level graph (`root_serial` is its serial, the graph's own when it
+   * is top-level). */
+  struct sg_graph *parent;
+  uint32_t root_serial;
+  uint32_t depth;                 /* conditional nodes around this graph */
+  struct sg__cond_info *conds;    /* top-level graph only */
+  uint32_t cond_count;
   sg__access_table access; /* temporaries, declared accesses, bindings (core/access.h) */
 };
 
@@ -25,6 +34,16 @@ struct sg_graph {
 sg_status sg__graph_read_begin(const sg_graph *graph, const char *fn);
 void sg__graph_read_end(const sg_graph *graph);
 
+/* The entry and exit of a call that changes `graph` (a live handle, not in
+ * use by another call), for builder calls outside graph.c. */
+sg_status sg__graph_enter(sg_graph *graph, const char *fn);
+void sg__graph_leave(sg_graph *graph);
+/* Appends a validated node with edges from `deps` (checked here), all or
+ * nothing: on failure the node is freed. Called between enter and leave. */
+sg_status sg__graph_add_node(sg_graph *graph, sg__node *node, const sg_node *deps,
+                             size_t dep_count, sg_node *out, const char *fn);
+/* Frees a graph without the checks of sg_graph_destroy (bodies). */
+void sg__graph_free(sg_graph *graph);
 /* The temporary a handle stands for (core/graph_access.c), as
  * sg__node_resolve does for nodes. */
 sg_status sg__temp_resolve(sg_temp temp, uint32_t serial, uint32_t temp_count, const char *fn,

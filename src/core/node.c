@@ -6,13 +6,14 @@
 #include <string.h>
 
 #include "core/checked.h"
+#include "core/conditional.h"
 #include "core/error.h"
 #include "core/kernel_owner.h"
 #include "core/memory_table.h"
 #include "core/sys.h"
 
 static const char *const kind_names[SG__NODE_KIND_COUNT] = {
-    "copy", "kernel", "memset", "host", "empty", "stream-fn", "nccl"};
+    "copy", "kernel", "memset", "host", "empty", "stream-fn", "nccl", "conditional"};
 
 const char *sg__node_kind_name(sg__node_kind kind) {
   return (unsigned)kind < SG__NODE_KIND_COUNT ? kind_names[kind] : "?";
@@ -299,6 +300,8 @@ sg_status sg__node_from_kernel_reusing(const sg_kernel_desc *desc, const sg__whe
   k->arg_sizes = NULL;
   k->arg_blob_bytes = blob ? blob_bytes : 0;
   k->host_twin = desc->host_twin;
+  k->cond_arg = 0;
+  k->cond_id = 0;
   k->owner = desc->func_kind == SG_KERNEL_CUDA_KERNEL && desc->func
                  ? sg__kernel_owner_retain_kernel(desc->func)
                  : NULL;
@@ -528,6 +531,11 @@ sg_status sg__node_clone(const sg__node *src, sg__node *dst) {
     }
     memcpy(dst->u.nccl.calls, src->u.nccl.calls, bytes);
   }
+  if (src->kind == SG__NODE_COND && sg__cond_payload_clone(src->u.cond, &dst->u.cond)) {
+    sg__free(dst->name);
+    dst->name = NULL;
+    return SG_ERR_OUT_OF_MEMORY;
+  }
   if (src->kind == SG__NODE_STREAM_FN) atomic_fetch_add(&src->u.stream_fn->refs, 1);
   if (src->kind == SG__NODE_KERNEL && src->u.kernel.owner) {
     dst->u.kernel.owner = src->u.kernel.owner;
@@ -552,6 +560,9 @@ static void release_params(sg__node *node) {
       sg__free(p);
     }
     node->u.stream_fn = NULL;
+  } else if (node->kind == SG__NODE_COND) {
+    sg__cond_payload_release(node->u.cond);
+    node->u.cond = NULL;
   }
 }
 
@@ -565,6 +576,12 @@ void sg__node_replace_keeping(sg__node *dst, sg__node *src, sg__arg_spare *spare
   if (spare && !spare->blob && dst->kind == SG__NODE_KERNEL && dst->u.kernel.arg_ptrs) {
     *spare = (sg__arg_spare){dst->u.kernel.arg_ptrs, dst->u.kernel.arg_blob_bytes};
     dst->u.kernel.arg_ptrs = NULL;
+  }
+  /* New parameters keep the kernel's condition argument (the descriptor
+   * has no field for it). */
+  if (dst->kind == SG__NODE_KERNEL && src->kind == SG__NODE_KERNEL && !src->u.kernel.cond_arg) {
+    src->u.kernel.cond_arg = dst->u.kernel.cond_arg;
+    src->u.kernel.cond_id = dst->u.kernel.cond_id;
   }
   release_params(dst);
   if (src->name) {
@@ -602,6 +619,10 @@ static int nccl_calls_equal(const sg_nccl_call *x, const sg_nccl_call *y) {
 
 int sg__node_same_shape(const sg__node *a, const sg__node *b) {
   if (a->kind != b->kind || a->device != b->device) return 0;
+  if (a->kind == SG__NODE_COND) return a->u.cond == b->u.cond; /* bodies: re-plan */
+  if (a->kind == SG__NODE_KERNEL && (a->u.kernel.cond_arg != b->u.kernel.cond_arg ||
+                                     a->u.kernel.cond_id != b->u.kernel.cond_id))
+    return 0;
   if (a->kind != SG__NODE_NCCL) return 1;
   if (a->u.nccl.call_count != b->u.nccl.call_count) return 0;
   for (unsigned i = 0; i < a->u.nccl.call_count; i++)

@@ -22,6 +22,7 @@ typedef enum sg__node_kind {
   SG__NODE_EMPTY,
   SG__NODE_STREAM_FN,
   SG__NODE_NCCL,
+  SG__NODE_COND,      /* IF, WHILE or SWITCH over body graphs (core/conditional.h) */
   SG__NODE_KIND_COUNT
 } sg__node_kind;
 
@@ -53,6 +54,10 @@ typedef struct sg__kernel {
   /* The owner of a registered cudaKernel_t (a module), held while this node
    * names it; NULL for every other kernel (core/kernel_owner.h). */
   struct sg__kernel_owner *owner;
+  /* The argument tied to a condition (sg_graph_kernel_bind_cond): its index
+   * plus one, 0 when none; each executable puts its own sg_cond_ref there. */
+  uint32_t cond_arg;
+  uint32_t cond_id;           /* the condition's index in its top-level graph */
 } sg__kernel;
 
 typedef struct sg__memset {
@@ -99,6 +104,7 @@ typedef struct sg__node {
     sg__host host;
     sg__stream_fn_payload *stream_fn;
     sg__nccl nccl;
+    struct sg__cond_node *cond; /* shared, counted (core/conditional.h) */
   } u;
 } sg__node;
 

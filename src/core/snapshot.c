@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/conditional.h"
 #include "core/error.h"
 #include "core/graph_internal.h"
 #include "core/sys.h"
@@ -71,6 +72,8 @@ sg_status sg__graph_snapshot_shallow(const sg_graph *graph, sg__snapshot *out) {
   out->graph_name = graph->name;
   out->node_count = graph->node_count;
   out->nodes = graph->nodes;
+  out->conds = graph->conds;
+  out->cond_count = graph->cond_count;
   out->access = graph->access;
   if (graph->access.count < 2) return build_csr(&graph->edges, graph->node_count, out);
   /* Edges inferred from declared accesses join the explicit ones. */
@@ -92,9 +95,17 @@ sg_status sg__graph_snapshot(const sg_graph *graph, sg__snapshot *out) {
   out->owns_nodes = 1;
   out->node_count = 0; /* counts nodes copied so far, so a failure frees just those */
   out->graph_name = NULL;
+  out->conds = NULL;
+  out->cond_count = 0;
   memset(&out->access, 0, sizeof out->access);
   if (sg__access_table_clone(&graph->access, &out->access)) goto oom;
   if (graph->name && !(out->graph_name = sg__strdup(graph->name))) goto oom;
+  if (graph->cond_count) {
+    out->conds = sg__realloc_array(NULL, graph->cond_count, sizeof *out->conds);
+    if (!out->conds) goto oom;
+    memcpy(out->conds, graph->conds, graph->cond_count * sizeof *out->conds);
+    out->cond_count = graph->cond_count;
+  }
   out->nodes = sg__calloc(graph->node_count ? graph->node_count : 1, sizeof *out->nodes);
   if (!out->nodes) goto oom;
   for (uint32_t i = 0; i < graph->node_count; i++) {
@@ -113,6 +124,7 @@ void sg__snapshot_free(sg__snapshot *snap) {
     sg__free(snap->nodes);
   }
   if (snap->owns_nodes) sg__free(snap->graph_name);
+  if (snap->owns_nodes) sg__free(snap->conds);
   if (snap->owns_nodes) sg__access_table_free(&snap->access);
   sg__free(snap->succ_inferred);
   sg__free(snap->succ_start);
@@ -240,7 +252,8 @@ sg_status sg__snapshot_check_acyclic(const sg__snapshot *s, const char *fn) {
   sg_status st = tail == n ? SG_OK : report_cycle(s, indegree, fn);
   sg__free(indegree);
   sg__free(queue);
-  return st;
+  /* Each body of a conditional node is a graph of its own: checked alike. */
+  return st ? st : sg__cond_check_bodies(s, fn);
 }
 
 int sg__snapshot_same_topology(const sg__snapshot *a, const sg__snapshot *b) {

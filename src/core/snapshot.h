@@ -18,6 +18,10 @@ typedef struct sg__snapshot {
   uint32_t *succ_start;    /* node_count + 1 offsets into succ */
   uint32_t *succ;          /* successors of node i: succ[succ_start[i] .. succ_start[i+1]), ascending */
   int owns_nodes;          /* 0 for a shallow snapshot that borrows the graph's nodes */
+  /* The graph's conditions (core/conditional.h): owned by a deep snapshot,
+   * borrowed by a shallow one; none in a body. */
+  struct sg__cond_info *conds;
+  uint32_t cond_count;
   /* Declared accesses (core/access.h): succ holds the edges they imply as
    * well, and succ_inferred (one byte per entry of succ, NULL when none)
    * marks those no explicit edge duplicates. `access` is borrowed from the

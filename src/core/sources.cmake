@@ -18,4 +18,5 @@ list(APPEND SG_C_SOURCES
   core/graph.c
   core/graph_name.c
   core/graph_dot.c
-  core/snapshot.c)
+  core/snapshot.c
+  core/conditional.c)

@@ -289,7 +289,15 @@ sg_status sg__cuda_check_node(sg__cuda_state *b, const sg__node *node, uint32_t 
                         where_of(fn, node, index, where));
       *op = SG__OP_NCCL;
       return SG_OK;
+    case SG__NODE_COND:
+      *op = SG__OP_COND;
+      return sg__cuda_cond_check(b, node, index, b->dev.node_device[index], fn);
     case SG__NODE_KERNEL:
+      if (node->u.kernel.cond_arg) {
+        sg_status st = sg__cuda_cond_check_kernel(b, &node->u.kernel,
+                                                  where_of(fn, node, index, where));
+        if (st) return st;
+      }
       if (!node->u.kernel.func)
         return sg__fail(SG_ERR_UNSUPPORTED,
                         "%s has no CUDA function (func is NULL, only a host twin): it can run "

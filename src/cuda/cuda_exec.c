@@ -70,6 +70,7 @@ static void free_backend(sg__cuda_state *b) {
   sg__free(b->work);
   sg__free(b->nccl);
   sg__free(b->op);
+  sg__cuda_conds_free(b);
   sg__free(b);
 }
 
@@ -164,6 +165,7 @@ static sg_status cuda_create(const sg__backend_args *args, void **state) {
     return st;
   }
   st = device_limits(b, fn);
+  if (!st) st = sg__cuda_conds_init(b, args);
   if (!st) st = sg__cuda_devices_make(&b->dev, b->nodes, b->s->node_count, b->device, fn);
   if (!st) st = setup_nodes(b, &args->options->staging, args->trace, fn);
   /* CUDA events time one device: a launch over several has no common

@@ -46,7 +46,10 @@ typedef enum sg__cuda_op {
   SG__OP_STREAM_FN,        /* user function given a stream; a child graph in graph mode */
   SG__OP_PEER_STAGED,      /* device memory of two GPUs without peer access: through pinned
                               host memory (peer_copy.c); a child graph in graph mode */
-  SG__OP_NCCL              /* NCCL calls as one group (cuda_nccl.c); a child graph in graph mode */
+  SG__OP_NCCL,             /* NCCL calls as one group (cuda_nccl.c); a child graph in graph mode */
+  SG__OP_COND              /* graph mode: a CUDA conditional node with its bodies
+                              (graph_conditional.c); streams mode: decided on the host
+                              (streams_conditional.c) */
 } sg__cuda_op;
 
 /* Bytes a copy between GPUs without peer access moves through host memory
@@ -172,6 +175,16 @@ typedef struct sg__cuda_state {
   int interrupted;             /* a launch stopped half-way: waits synchronise every stream */
   cudaEvent_t marks[SG_EXEC_TRACKED_LAUNCHES]; /* made on first use */
   uint64_t marked[SG_EXEC_TRACKED_LAUNCHES];
+
+  /* Conditions (graph_conditional.c): as the graph made them, and the CUDA
+   * handles of the graph built last (0 for a condition no node reads). */
+  struct sg__cond_info *cond_info;
+  unsigned long long *cond_handles;
+  uint32_t cond_count;
+  /* Streams mode (streams_conditional.c): each condition's word (pinned,
+   * mapped) and the defaults copied into them at each launch. */
+  unsigned *cond_words;
+  unsigned *cond_defaults;
 } sg__cuda_state;
 
 /* ---- cuda_device.c ------------------------------------------------------ */
@@ -420,5 +433,52 @@ sg_status sg__cuda_wait_idle(sg__cuda_state *b, const char *fn);
  * `device` (sg__backend_ops.arena_alloc), freed with cudaFree. */
 sg_status sg__cuda_arena_alloc(int device, size_t bytes, const char *fn, void **arena);
 void sg__cuda_arena_free(int device, void *arena);
+
+/* ---- graph_conditional.c ----------------------------------------------- */
+
+struct sg_cond_ref;
+/* Copies the graph's conditions (args->conds) into the state. */
+sg_status sg__cuda_conds_init(sg__cuda_state *b, const sg__backend_args *args);
+void sg__cuda_conds_free(sg__cuda_state *b);
+/* Checks conditional node `node` (index `index` of the graph, or of a body)
+ * and all its bodies can run here, on `device`: in graph mode the CUDA
+ * version its kind needs, and in every mode only what CUDA allows in a
+ * body. Messages start with `fn` and name the node and rule. */
+sg_status sg__cuda_cond_check(const sg__cuda_state *b, const sg__node *node, uint32_t index,
+                              int device, const char *fn);
+/* Checks a kernel bound to a condition (`where` names it). */
+sg_status sg__cuda_cond_check_kernel(const sg__cuda_state *b, const sg__kernel *k,
+                                     const char *where);
+/* Creates the handles of the conditions that conditional nodes read, on
+ * `graph` (before any node that names them is added). */
+sg_status sg__cuda_cond_handles(sg__cuda_state *b, cudaGraph_t graph, const char *fn);
+/* sg__cuda_kernel_params with a bound argument's sg_cond_ref filled in:
+ * `args` (SG_MAX_KERNEL_ARGS) and `ref` hold what p points at. */
+void sg__cuda_cond_kernel_params(const sg__cuda_state *b, const sg__kernel *k,
+                                 struct cudaKernelNodeParams *p, void **args,
+                                 struct sg_cond_ref *ref);
+/* ---- streams_conditional.c ---------------------------------------------- */
+
+/* The conditions' words, made by sg__cuda_conds_init in streams mode. */
+sg_status sg__cuda_cond_words_make(sg__cuda_state *b, const char *fn);
+void sg__cuda_cond_words_free(sg__cuda_state *b);
+/* At the start of a launch, on `home`: the defaults of the conditions with
+ * SG_COND_ASSIGN_DEFAULT into their words. */
+cudaError_t sg__cuda_cond_reset(sg__cuda_state *b, cudaStream_t home, const char **call);
+/* Streams mode: enqueues node `index` (a conditional node, which it
+ * evaluates, synchronising `stream`, or a kernel bound to a condition) on
+ * `stream`. A failure's text goes to `msg`. */
+sg_status sg__cuda_cond_enqueue(sg__cuda_state *b, uint32_t index, const sg__node *node,
+                                cudaStream_t stream, const char *fn, char *msg, size_t cap);
+
+/* Launches kernel node `index` (bound to a condition) on `stream` with the
+ * condition's handle (graph mode, capture build). */
+sg_status sg__cuda_cond_launch_kernel(sg__cuda_state *b, uint32_t index, const sg__node *node,
+                                      cudaStream_t stream, const char *fn, char *msg,
+                                      size_t cap);
+/* Adds conditional node `index` with `deps` to `graph`, and its bodies. */
+sg_status sg__cuda_cond_add(sg__cuda_state *b, uint32_t index, const sg__node *node,
+                            cudaGraph_t graph, const cudaGraphNode_t *deps, size_t nd,
+                            cudaGraphNode_t *added, const char *fn);
 
 #endif

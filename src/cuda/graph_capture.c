@@ -38,7 +38,7 @@ static cudaError_t captured_node(cudaStream_t stream, cudaGraphNode_t *node) {
  * the stream's only dependency. */
 static sg_status add_to_capture(sg__cuda_state *b, uint32_t n, const sg__copy *c,
                                 cudaStream_t stream, cudaGraph_t child, sg__cuda_graph *out,
-                                const char *fn) {
+                                const char *fn, const sg__node *cond) {
   char where[SG__LABEL_BYTES + 64];
   enum cudaStreamCaptureStatus status;
   cudaGraph_t graph = NULL;
@@ -49,7 +49,10 @@ static sg_status add_to_capture(sg__cuda_state *b, uint32_t n, const sg__copy *c
       SG_CUDA(cudaStreamGetCaptureInfo(stream, &status, NULL, &graph, &deps, NULL, &nd));
   if (err == cudaSuccess && status != cudaStreamCaptureStatusActive)
     err = cudaErrorStreamCaptureInvalidated;
-  if (err == cudaSuccess && child) {
+  if (err == cudaSuccess && cond) { /* a conditional node and its bodies, by hand */
+    sg_status st = sg__cuda_cond_add(b, n, cond, graph, deps, nd, &out->nodes[n], fn);
+    if (st) return st;
+  } else if (err == cudaSuccess && child) {
     call = "cudaGraphAddChildGraphNode";
     err = SG_CUDA(cudaGraphAddChildGraphNode(&out->nodes[n], graph, deps, nd, child));
   } else if (err == cudaSuccess) {
@@ -62,6 +65,19 @@ static sg_status add_to_capture(sg__cuda_state *b, uint32_t n, const sg__copy *c
                                                       cudaStreamSetCaptureDependencies));
   }
   return err == cudaSuccess ? SG_OK : sg__cuda_fail(err, call, sg__cuda_where(b, fn, n, where));
+}
+
+/* The conditions' handles, on the graph the capture builds (before any
+ * kernel that names one is captured). */
+static sg_status capture_cond_handles(sg__cuda_state *b, const char *fn) {
+  enum cudaStreamCaptureStatus status;
+  cudaGraph_t graph = NULL;
+  cudaError_t err =
+      SG_CUDA(cudaStreamGetCaptureInfo(b->home, &status, NULL, &graph, NULL, NULL, NULL));
+  if (err == cudaSuccess && status != cudaStreamCaptureStatusActive)
+    err = cudaErrorStreamCaptureInvalidated;
+  if (err != cudaSuccess) return sg__cuda_fail(err, "cudaStreamGetCaptureInfo", fn);
+  return sg__cuda_cond_handles(b, graph, fn);
 }
 
 /* Ends a capture that failed half-way, so that the streams leave capture
@@ -132,12 +148,23 @@ static sg_status replay(sg__cuda_state *b, const sg__cuda_swap *swap, cudaGraph_
         case SG__OP_STREAM_FN:
         case SG__OP_NCCL:
         case SG__OP_PEER_STAGED:
-          st = add_to_capture(b, n, NULL, stream, children[n], out, fn);
+          st = add_to_capture(b, n, NULL, stream, children[n], out, fn, NULL);
           break;
         case SG__OP_STAGED_COPY:
-          st = add_to_capture(b, n, &node->u.copy, stream, NULL, out, fn);
+          st = add_to_capture(b, n, &node->u.copy, stream, NULL, out, fn, NULL);
+          break;
+        case SG__OP_COND:
+          st = add_to_capture(b, n, NULL, stream, NULL, out, fn, node);
           break;
         default: {
+          /* A kernel bound to a condition is captured with its handle. */
+          if (b->op[n] == SG__OP_KERNEL && node->u.kernel.cond_arg) {
+            st = sg__cuda_cond_launch_kernel(b, n, node, stream, fn, msg, sizeof msg);
+            if (st) return sg__fail(st, "%s", msg);
+            call = "cudaStreamGetCaptureInfo";
+            err = captured_node(stream, &out->nodes[n]);
+            break;
+          }
           st = sg__cuda_enqueue(b, n, node, stream, fn, msg, sizeof msg);
           if (st) return sg__fail(st, "%s", msg);
           call = "cudaStreamGetCaptureInfo";
@@ -194,7 +221,8 @@ sg_status sg__cuda_build_capture(sg__cuda_state *b, const sg__cuda_swap *swap, c
     cudaError_t err = SG_CUDA(cudaStreamBeginCapture(b->home, cudaStreamCaptureModeThreadLocal));
     if (err != cudaSuccess) {
       st = sg__cuda_fail(err, "cudaStreamBeginCapture", fn);
-    } else if ((st = replay(b, swap, children, fn, out, &current))) {
+    } else if ((b->cond_count && (st = capture_cond_handles(b, fn))) ||
+               (st = replay(b, swap, children, fn, out, &current))) {
       abandon_capture(b);
     } else {
       err = SG_CUDA_AFTER(cudaStreamEndCapture(b->home, &out->graph));

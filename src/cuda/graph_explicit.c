@@ -9,6 +9,7 @@
 #include "core/sys.h"
 #include "cuda/cuda_call.h"
 #include "cuda/cuda_exec.h"
+#include "streamgraph/cond_device.h"
 
 /* Predecessors after reduction, as a compressed list: the schedule keeps
  * successors, and a node is added with its predecessors. */
@@ -56,7 +57,9 @@ static sg_status add_node(sg__cuda_state *b, uint32_t v, const sg__node *node, c
   switch ((sg__cuda_op)b->op[v]) {
     case SG__OP_KERNEL: {
       struct cudaKernelNodeParams p;
-      sg__cuda_kernel_params(&node->u.kernel, &p);
+      void *args[SG_MAX_KERNEL_ARGS];
+      struct sg_cond_ref ref;
+      sg__cuda_cond_kernel_params(b, &node->u.kernel, &p, args, &ref);
       *call = "cudaGraphAddKernelNode";
       *err = SG_CUDA(cudaGraphAddKernelNode(added, graph, deps, nd, &p));
       return SG_OK;
@@ -67,6 +70,8 @@ static sg_status add_node(sg__cuda_state *b, uint32_t v, const sg__node *node, c
                                               node->u.copy.src, node->u.copy.bytes,
                                               cudaMemcpyDefault));
       return SG_OK;
+    case SG__OP_COND:
+      return sg__cuda_cond_add(b, v, node, graph, deps, nd, added, fn);
     case SG__OP_STAGED_COPY:
       return sg__cuda_staged_copy_add_node(b, v, &node->u.copy, graph, deps, nd, added, fn, out);
     case SG__OP_MEMSET: {
@@ -117,6 +122,7 @@ sg_status sg__cuda_build_explicit(sg__cuda_state *b, const sg__cuda_swap *swap, 
     out->graph = NULL;
     st = sg__cuda_fail(err, "cudaGraphCreate", fn);
   }
+  if (!st && b->cond_count) st = sg__cuda_cond_handles(b, out->graph, fn);
   /* Traced: every edge u -> v runs from u's "after" event node to v's
    * "before" event node, and a launch's start event node precedes every
    * root, so the events are recorded in the graph's own order. */

@@ -27,6 +27,8 @@ static int set_in_place(sg__cuda_state *b, uint32_t index, const sg__node *fresh
   cudaError_t err;
   switch ((sg__cuda_op)b->op[index]) {
     case SG__OP_KERNEL:
+      /* A condition's handle is filled in when the graph is built. */
+      if (fresh->u.kernel.cond_arg) return 0;
       err = sg__cuda_graph_set_kernel(b, index, &fresh->u.kernel);
       break;
     case SG__OP_COPY:

@@ -21,6 +21,8 @@ list(APPEND SG_CUDA_C_SOURCES
   cuda/streams_mode.c
   cuda/graph_mode.c
   cuda/graph_explicit.c
+  cuda/graph_conditional.c
+  cuda/streams_conditional.c
   cuda/graph_capture.c
   cuda/graph_update.c
   cuda/graph_kernel_update.c

@@ -61,6 +61,10 @@ static sg_status replay(sg__cuda_state *b, cudaStream_t caller, sg__cuda_trace_s
     if ((err = SG_CUDA(cudaStreamWaitEvent(home, b->fork, 0))))
       return cuda_stopped(b, err, "cudaStreamWaitEvent (fork)", UINT32_MAX);
   }
+  if (b->cond_words) { /* conditions back to their defaults, before any node */
+    const char *call;
+    if ((err = sg__cuda_cond_reset(b, home, &call))) return cuda_stopped(b, err, call, UINT32_MAX);
+  }
   if (b->stream_count > 1 || home_index != 0 || tracing) {
     if ((err = SG_CUDA(cudaEventRecord(start, home))))
       return cuda_stopped(b, err, "cudaEventRecord (start)", UINT32_MAX);
@@ -84,7 +88,11 @@ static sg_status replay(sg__cuda_state *b, cudaStream_t caller, sg__cuda_trace_s
       if ((err = sg__cuda_switch(current, b->dev.node_device[n])))
         return cuda_stopped(b, err, "cudaSetDevice (the node's device)", n);
       char msg[SG_ERROR_MESSAGE_BYTES];
-      sg_status st = sg__cuda_enqueue(b, n, &b->nodes[n], stream, launch_fn, msg, sizeof msg);
+      const sg__node *node = &b->nodes[n];
+      sg_status st = b->op[n] == SG__OP_COND ||
+                             (b->op[n] == SG__OP_KERNEL && node->u.kernel.cond_arg)
+                         ? sg__cuda_cond_enqueue(b, n, node, stream, launch_fn, msg, sizeof msg)
+                         : sg__cuda_enqueue(b, n, node, stream, launch_fn, msg, sizeof msg);
       if (b->op[n] == SG__OP_NCCL) *current = -1; /* NCCL switches devices per call */
       if (st) return stopped(b, st, msg);
     }

@@ -61,6 +61,11 @@ typedef struct sg__backend_args {
    * sg_exec_create, or sg_exec_update for a new topology (built beside the
    * old state, which stays until the new one is complete). */
   const char *fn;
+  /* The conditions of the graph (core/conditional.h: default value and
+   * flags), cond_count of them, indexed by the ids conditional nodes and
+   * bound kernel arguments name; valid during `create` only. */
+  const struct sg__cond_info *conds;
+  uint32_t cond_count;
 } sg__backend_args;
 
 /* The operations of a backend. Each returns SG_OK or an error with this

@@ -69,7 +69,8 @@ const sg__backend_ops *sg__backend_for(sg_backend backend) {
 sg_status sg__exec_backend_create(sg_exec *exec, const sg__snapshot *snap, const sg_plan *plan,
                                   struct sg__trace *trace, const char *fn, void **state) {
   sg__backend_args args = {exec,  &exec->options, snap->nodes,     snap->node_count,
-                           sg__plan_schedule(plan), trace, exec->launched, fn};
+                           sg__plan_schedule(plan), trace, exec->launched, fn,
+                           snap->conds, snap->cond_count};
   return exec->ops->create(&args, state);
 }
 

@@ -38,6 +38,13 @@ static sg_status exec_target(sg_exec *exec, sg_node node, sg__node_kind kind, co
  * replaced argument block is kept as the spare for the next update). */
 static sg_status apply(sg_exec *exec, uint32_t index, sg__node *fresh, const char *fn) {
   int in_place = 0;
+  /* A descriptor has no field for a kernel's condition argument: the new
+   * parameters keep the node's (the backend sees them whole). */
+  const sg__node *old = &exec->snap.nodes[index];
+  if (fresh->kind == SG__NODE_KERNEL && old->kind == SG__NODE_KERNEL && !fresh->u.kernel.cond_arg) {
+    fresh->u.kernel.cond_arg = old->u.kernel.cond_arg;
+    fresh->u.kernel.cond_id = old->u.kernel.cond_id;
+  }
   sg_status st = sg__exec_temps_patch(exec->temps, index, fresh, fn);
   if (st || (st = sg__node_hold_memory(fresh, index, fn))) return st;
   if (sg__nvtx_active()) {

@@ -35,6 +35,7 @@
 #include "exec/backend.h"
 #include "exec/backend_rules.h"
 #include "exec/trace.h"
+#include "host/host_conditional.h"
 #include "host/host_nodes.h"
 #include "host/host_pool.h"
 #include "host/host_stage_mem.h"
@@ -110,6 +111,7 @@ struct host_backend {
   sg__device_link *link;      /* made on the first launch with a stream */
   uint32_t link_offset;       /* the flag says "launch c is over" as link_offset + c */
   sg__staging *staging;       /* NULL unless the policy stages */
+  sg__host_conds *conds;      /* the conditions' words; NULL without conditions */
 };
 
 /* The parameters of node `n` for launch `launch` (lock held). */
@@ -179,7 +181,8 @@ static int run_stream(host_backend *b, stream_task *t) {
       sg_status st = sg__staging_candidate(b->staging, n)
                          ? sg__host_staged_run(b->staging, n, &node, exec, message,
                                                sizeof message)
-                         : sg__host_run_node(&node, n, message, sizeof message);
+                         : sg__host_cond_run(b->conds, exec, &node, n, message,
+                                             sizeof message);
       sg__exec_callback_end(outer);
       if (b->end_ns) b->end_ns[n] = sg__now_ns() - b->launch_start_ns;
       if (st)
@@ -224,6 +227,7 @@ static void start_next(host_backend *b) {
       continue;
     }
     b->running = next;
+    sg__host_conds_start(b->conds);
     b->streams_busy = streams;
     b->launch_start_ns = sg__now_ns();
     for (uint32_t i = 0; i < streams; i++) {
@@ -325,6 +329,7 @@ static void collect_versions(host_backend *b) {
 
 static void free_backend(host_backend *b) {
   sg__staging_destroy(b->staging); /* nothing in flight */
+  sg__host_conds_free(b->conds);
   sg__device_link_free(b->link);
   if (b->versions)
     for (uint32_t n = 0; n < b->schedule->node_count; n++) free_versions(b->versions[n]);
@@ -422,7 +427,8 @@ static sg_status host_create(const sg__backend_args *args, void **state) {
     b->tasks[i] = (stream_task){{run_task, NULL}, b, i, 0, 0, -1};
     b->task_list[i] = &b->tasks[i].task;
   }
-  sg_status staging_st = staging_create(b, args, fn);
+  sg_status staging_st = sg__host_conds_create(args, &b->conds);
+  if (!staging_st) staging_st = staging_create(b, args, fn);
   if (staging_st) {
     free_backend(b);
     return staging_st;

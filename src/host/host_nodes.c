@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "core/memory_table.h"
 #include "exec/backend_rules.h"
+#include "host/host_conditional.h"
 #include "host/host_stage_mem.h"
 #include "staging/staging.h"
 
@@ -41,6 +42,8 @@ sg_status sg__host_check_node(const sg__node *node, uint32_t index, int on, int 
       return sg__fail(SG_ERR_UNSUPPORTED,
                       "%s: NCCL node %s runs on the CUDA backend only (the host backend has no "
                       "communicators)", fn, sg__node_label(node, index, label));
+    case SG__NODE_COND:
+      return sg__host_cond_check(node, index, on, exec_device, fn);
     case SG__NODE_MEMSET:
       if (real_device_memory(node->u.memset.dst_memory))
         return sg__fail(SG_ERR_INVALID_COPY,
