@@ -44,6 +44,13 @@ static sg_status cuda_query_launch(void *state, uint64_t launch) {
   return sg__cuda_wait_through(state, launch, 0, "sg_exec_query_launch");
 }
 
+/* A state built ahead (sg_exec_update_async) numbers its launches on from
+ * the executable's count at the switch, every earlier launch having ended. */
+static void cuda_renumber(void *state, uint64_t launches) {
+  sg__cuda_state *b = state;
+  b->launches = b->finished = launches;
+}
+
 static void cuda_track_launches(void *state) {
   sg__cuda_state *b = state;
   b->track = 1;
@@ -255,6 +262,7 @@ static const sg__backend_ops cuda_ops = {
     .query_launch = cuda_query_launch,
     .track_launches = cuda_track_launches,
     .update_node = cuda_update_node,
+    .renumber = cuda_renumber,
 };
 
 const sg__backend_ops *sg__cuda_backend(void) { return &cuda_ops; }

@@ -165,6 +165,7 @@ sg_status sg_exec_destroy(sg_exec *exec) {
   sg_status st = sg__exec_enter(exec, __func__);
   if (st) return st;
   sg__handle_unregister(exec);
+  if (exec->rebuild) sg__exec_rebuild_free(exec);
   exec->ops->wait(exec->state);
   if (exec->dump) sg__exec_dump(exec);
   exec->ops->destroy(exec->state);
@@ -300,6 +301,7 @@ static sg_status launch(sg_exec *exec, void *cuda_stream, const char *fn) {
                     "%s: the host backend orders a launch after a CUDA stream only where CUDA "
                     "is present, and %s; pass NULL",
                     fn, sg__cuda_backend() ? "no CUDA device was found" : "this build has no CUDA");
+  if (exec->rebuild && (st = sg__exec_rebuild_at_launch(exec, fn))) return st;
   const uint64_t number = exec->launched + 1;
   if (exec->trace) {
     sg__trace_label(exec->trace, number, exec->next_label);

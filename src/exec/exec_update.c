@@ -191,10 +191,10 @@ sg_status sg_exec_set_nccl(sg_exec *exec, sg_node node, const sg_nccl_desc *desc
  * order. A node the backend refuses stops there: the nodes before it have
  * their new parameters, the rest keep theirs (each node is consistent, and
  * the executable stays usable). */
-static sg_status update_params(sg_exec *exec, sg__snapshot *fresh) {
+sg_status sg__exec_update_params(sg_exec *exec, sg__snapshot *fresh, const char *fn) {
   for (uint32_t i = 0; i < fresh->node_count; i++) {
     if (sg__node_params_equal(&exec->snap.nodes[i], &fresh->nodes[i])) continue;
-    sg_status st = apply(exec, i, &fresh->nodes[i], "sg_exec_update");
+    sg_status st = apply(exec, i, &fresh->nodes[i], fn);
     if (st) return st;
   }
   return SG_OK;
@@ -255,6 +255,7 @@ static sg_status rebuild(sg_exec *exec, sg__snapshot *fresh, const char *fn) {
 static sg_status update(sg_exec *exec, const sg_graph *graph, const char *fn) {
   sg_status st = sg__handle_check(graph, SG__HANDLE_GRAPH, fn, "graph");
   if (st) return st;
+  if (exec->rebuild) sg__exec_rebuild_settle(exec); /* a pending asynchronous one first */
   if (sg__exec_has_failed(exec))
     return sg__fail(SG_ERR_EXEC_FAILED, "%s: refused: an earlier launch failed", fn);
   if ((st = sg__graph_read_begin(graph, fn))) return st;
@@ -266,7 +267,7 @@ static sg_status update(sg_exec *exec, const sg_graph *graph, const char *fn) {
   if (!st) {
     uint32_t original_serial = exec->snap.graph_serial;
     if (sg__snapshot_same_topology(&exec->snap, &fresh)) {
-      st = update_params(exec, &fresh);
+      st = sg__exec_update_params(exec, &fresh, fn);
     } else {
       st = rebuild(exec, &fresh, fn);
       /* Handles of the first graph stay valid for the executable. */

@@ -4,6 +4,7 @@ list(APPEND SG_C_SOURCES
   exec/plan_create.c
   exec/exec.c
   exec/exec_update.c
+  exec/exec_rebuild.c
   exec/trace.c
   exec/trace_json.c
   exec/exec_trace.c
