@@ -53,6 +53,9 @@ typedef struct sg__kernel {
   /* The owner of a registered cudaKernel_t (a module), held while this node
    * names it; NULL for every other kernel (core/kernel_owner.h). */
   struct sg__kernel_owner *owner;
+  /* SG_KERNEL_PROGRAMMATIC was set: the kernel may run as the dependent
+   * of a programmatic edge (plan/programmatic.c). */
+  unsigned char programmatic;
 } sg__kernel;
 
 typedef struct sg__memset {

@@ -65,6 +65,7 @@ static void free_backend(sg__cuda_state *b) {
   sg__cuda_tracer_free(&b->tracer); /* after the graph whose nodes record its events */
   sg__cuda_marks_free(b);
   sg__cuda_streams_free(b);
+  sg__cuda_pdl_free(b);
   sg__stage_lanes_free(b->lanes);
   sg__staging_destroy(b->staging); /* after the graph that names its rings */
   if (b->work)
@@ -173,6 +174,7 @@ static sg_status cuda_create(const sg__backend_args *args, void **state) {
   st = device_limits(b, fn);
   if (!st) st = sg__cuda_devices_make(&b->dev, b->nodes, b->s->node_count, b->device, fn);
   if (!st) st = setup_nodes(b, &args->options->staging, args->trace, fn);
+  if (!st) st = sg__cuda_pdl_setup(b, args->trace != NULL, fn);
   /* CUDA events time one device: a launch over several has no common
    * clock for its nodes. */
   if (!st && args->trace && b->dev.count > 1)

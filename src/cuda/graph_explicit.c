@@ -57,6 +57,10 @@ static sg_status add_node(sg__cuda_state *b, uint32_t v, const sg__node *node, c
     case SG__OP_KERNEL: {
       struct cudaKernelNodeParams p;
       sg__cuda_kernel_params(&node->u.kernel, &p);
+      if (b->pdl && b->pdl[v] && nd) { /* graph_pdl.c */
+        *err = sg__cuda_graph_add_programmatic(added, graph, deps, nd, &p, call);
+        return SG_OK;
+      }
       *call = "cudaGraphAddKernelNode";
       *err = SG_CUDA(cudaGraphAddKernelNode(added, graph, deps, nd, &p));
       return SG_OK;

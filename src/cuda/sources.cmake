@@ -20,6 +20,7 @@ list(APPEND SG_CUDA_C_SOURCES
   cuda/streams_mode.c
   cuda/graph_mode.c
   cuda/graph_explicit.c
+  cuda/graph_pdl.c
   cuda/graph_capture.c
   cuda/graph_update.c
   cuda/graph_kernel_update.c

@@ -79,7 +79,16 @@ sg_status sg_exec_set_kernel(sg_exec *exec, sg_node node, const sg_kernel_desc *
       /* The argument block of the update before is reused: a stream of
        * kernel updates allocates nothing. */
     if (!(st = sg__node_from_kernel_reusing(desc, &where, &exec->arg_spare, &fresh))) {
-      st = apply(exec, index, &fresh, __func__);
+      const sg__node *now = &exec->snap.nodes[index];
+      if (fresh.u.kernel.programmatic != now->u.kernel.programmatic) {
+        char label[SG__LABEL_BYTES];
+        st = sg__fail(SG_ERR_INVALID_ARGUMENT,
+                      "%s: node %s: SG_KERNEL_PROGRAMMATIC is part of the topology (it changes "
+                      "the node's edges); edit the graph and call sg_exec_update",
+                      __func__, sg__node_label(now, index, label));
+      } else {
+        st = apply(exec, index, &fresh, __func__);
+      }
       discard(exec, &fresh);
     }
   }

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "core/node.h"
+#include "core/snapshot.h"
 #include "plan/schedule.h"
 
 #define SG__UNNAMED UINT32_MAX
@@ -31,5 +32,9 @@ struct sg_plan {
   int *devices;
   uint32_t device_count;  /* == schedule.device_count */
 };
+
+/* Marks the programmatic nodes of `p`'s schedule from the snapshot's
+ * kernels (plan/programmatic.c). */
+sg_status sg__plan_mark_programmatic(sg_plan *p, const sg__snapshot *snap);
 
 #endif

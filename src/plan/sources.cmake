@@ -18,4 +18,5 @@ list(APPEND SG_C_SOURCES
   plan/schedule_build.c
   plan/schedule_check.c
   plan/plan.c
+  plan/programmatic.c
   plan/plan_dot.c)
