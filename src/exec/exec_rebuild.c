@@ -294,7 +294,7 @@ static sg_status update_async(sg_exec *exec, const sg_graph *graph) {
   if (st) return st;
   if (sg__exec_has_failed(exec))
     return sg__fail(SG_ERR_EXEC_FAILED, "%s: refused: an earlier launch failed", async_fn);
-  sg__rebuild *rb;
+  sg__rebuild *rb = NULL;
   if ((st = slot(exec, &rb))) return st;
   if (rb->pending) {
     if (!atomic_load_explicit(&rb->built, memory_order_acquire))
