@@ -79,6 +79,10 @@ static void output_path(char *buf, size_t cap, const char *dir, const char *name
 int main(int argc, char **argv) {
   const char *dir = argc > 1 ? argv[1] : NULL;
   sg_backend backend = sg_backend_resolve(SG_BACKEND_AUTO);
+  if (backend == SG_BACKEND_AUTO) { /* SG_BACKEND asks for what this machine cannot give */
+    fprintf(stderr, "backend: %s\n", sg_last_error());
+    return 1;
+  }
   say_backend(backend);
 
   uint32_t *in_a = malloc(N * 4), *in_b = malloc(N * 4), *out = malloc(N * 4);
@@ -143,13 +147,19 @@ int main(int argc, char **argv) {
   printf("overlapped:\n");
   say_overlaps(rec, count < 6 ? count : 6, names);
 
-  char trace_path[4096], dot_path[4096];
+  /* The pictures: open the .svg files in a web browser (hover over a bar or
+   * a box for its details). The JSON opens in Perfetto, the DOT in Graphviz. */
+  char trace_path[4096], trace_svg[4096], plan_svg[4096], dot_path[4096];
   output_path(trace_path, sizeof trace_path, dir, "sg_demo_trace.json");
+  output_path(trace_svg, sizeof trace_svg, dir, "sg_demo_trace.svg");
+  output_path(plan_svg, sizeof plan_svg, dir, "sg_demo_plan.svg");
   output_path(dot_path, sizeof dot_path, dir, "sg_demo_plan.dot");
   CHECK(sg_exec_write_trace(exec, trace_path));
+  CHECK(sg_exec_write_trace_svg(exec, trace_svg));
   const sg_plan *plan;
   char *dot = NULL;
   CHECK(sg_exec_get_plan(exec, &plan));
+  CHECK(sg_plan_write_svg(plan, plan_svg));
   CHECK(sg_plan_to_dot(plan, &dot));
   FILE *f = fopen(dot_path, "w");
   if (!f || fputs(dot, f) < 0 || fclose(f) != 0) {
@@ -157,8 +167,10 @@ int main(int argc, char **argv) {
     return 1;
   }
   sg_free(dot);
-  printf("trace: %s (open it in https://ui.perfetto.dev)\nplan:  %s (dot -Tsvg %s)\n",
-         trace_path, dot_path, dot_path);
+  printf("pictures (open in a web browser):\n  timeline: %s\n  plan:     %s\n", trace_svg,
+         plan_svg);
+  printf("trace: %s (https://ui.perfetto.dev)\nplan:  %s (Graphviz: dot -Tsvg)\n", trace_path,
+         dot_path);
 
   size_t wrong = 0;
   for (size_t i = 0; i < N; i++) wrong += out[i] != reference(in_a[i], in_b[i], i);

@@ -328,13 +328,27 @@ int main(int argc, char **argv) {
   double per_chunk = elapsed / chunks, serial_per_chunk = serial / chunks;
   double slowest = up > comp ? (up > down ? up : down) : (comp > down ? comp : down);
   for (size_t c = 0; c < chunks; c++) latency[c] = r.completed[c] - r.submitted[c];
-  printf("signal: %s backend, %s mode, depth %u; %zu complex samples (%.2f GiB) in %zu chunks "
-         "of %zu blocks of %zu; %zu taps, %zu filter%s, decimation %zu\n",
+  /* The signal's size in the unit that shows it (the host backend's
+   * default run is small: its figure must not read "0.00 GiB"). */
+  double bytes = (double)n * sizeof(sg_complex_f32);
+  const char *unit = bytes >= (1u << 30) ? "GiB" : bytes >= (1u << 20) ? "MiB" : "KiB";
+  double scaled = bytes / (bytes >= (1u << 30) ? (1u << 30) : bytes >= (1u << 20) ? (1u << 20)
+                                                                                  : 1024.0);
+  printf("signal: %s backend, %s mode, depth %u; %zu complex samples (%.2f %s)\n"
+         "  in %zu chunks of %zu blocks of %zu; %zu taps, %zu filter%s, decimation %zu\n",
          backend == SG_BACKEND_CUDA ? "CUDA" : "host", o.mode == SG_MODE_GRAPH ? "graph" : "streams",
-         o.depth, n, (double)n * sizeof(sg_complex_f32) / (1u << 30), chunks, s->blocks,
-         s->block_len, s->taps, s->filters, s->filters == 1 ? "" : "s", s->factor);
+         o.depth, n, scaled, unit, chunks, s->blocks, s->block_len, s->taps, s->filters,
+         s->filters == 1 ? "" : "s", s->factor);
+  /* The stages are timed by the trace (node runs); a chunk from submit to
+   * completion also pays for binding, launching and waiting, which on the
+   * host backend with small chunks is most of it. Say both, and why. */
+  double stages = up + comp + down;
   printf("  stages of one chunk, one at a time: upload %.3f ms, compute %.3f ms, download %.3f "
-         "ms; %.3f ms in all\n", up * 1e3, comp * 1e3, down * 1e3, serial_per_chunk * 1e3);
+         "ms\n    (%.3f ms of work); one chunk at a time takes %.3f ms from submit to "
+         "completion,\n    the rest (%.3f ms) being binds, the launch and the wait%s\n",
+         up * 1e3, comp * 1e3, down * 1e3, stages * 1e3, serial_per_chunk * 1e3,
+         (serial_per_chunk > stages ? serial_per_chunk - stages : 0.0) * 1e3,
+         backend == SG_BACKEND_HOST ? " (host backend: small chunks)" : "");
   printf("  pipelined: %.3f ms per chunk, %.3g samples/s, %.2f GB/s in\n", per_chunk * 1e3,
          (double)n / elapsed, (double)n * sizeof(sg_complex_f32) / elapsed * 1e-9);
   printf("  latency per chunk (submit to completion): p50 %.3f ms, p99 %.3f ms\n",

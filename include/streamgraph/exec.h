@@ -257,6 +257,31 @@ sg_status sg_exec_get_launch_trace(sg_exec *exec, uint64_t launch, sg_trace_reco
  * one row per thread. */
 SG_API sg_status sg_exec_write_trace(sg_exec *exec, const char *path);
 
+/* Writes every kept launch as an SVG timeline, a picture any web browser
+ * shows with no other tool, after waiting for launches in flight.
+ *
+ * Time runs left to right from the earliest event drawn. Lanes, top down:
+ * the launches (a bar per launch, "batch N" for a pipeline's), one lane per
+ * planned stream with its nodes' runs, then one lane per copy direction
+ * (host to device, device to host...: what the GPU's copy engines did,
+ * every copy again), then one lane per host thread that filled or drained
+ * pinned staging buffers. Fill colour tells the node kind and the copy
+ * direction (a legend is drawn); each launch has an outline colour its runs
+ * share, so launches and batches are told apart; runs that overlap within a
+ * lane are stacked, not hidden. Hovering over a bar shows its <title>: the
+ * node's name, kind, stream, launch (and batch), start, end and duration.
+ *
+ * For scripts, lanes are <g class="lane" data-name="stream 0"> and bars
+ * <rect class="span KIND"> with data-node, data-stream, data-launch,
+ * data-batch and data-start-ns/data-end-ns: absolute times on the host's
+ * steady clock, equal to a record's launch_start_ns + start_ns (end_ns).
+ * Names are escaped for XML and UTF-8 repaired.
+ *
+ * SG_ERR_INVALID_ARGUMENT without `trace` or with a NULL path;
+ * SG_ERR_SYSTEM when the file cannot be written; SG_ERR_OUT_OF_MEMORY. An
+ * executable not launched yet gives a picture saying so. */
+SG_API sg_status sg_exec_write_trace_svg(sg_exec *exec, const char *path);
+
 /* Change one node's parameters for the launches that follow. The node must
  * be of the same kind; `node` is a handle of the graph the executable was
  * made from. The change is validated like sg_graph_add_*, and applied without
@@ -390,6 +415,34 @@ SG_API sg_status sg_exec_update_query(sg_exec *exec, uint64_t *first_launch);
  * launches in flight: the next launch runs the new version). Returns as
  * sg_exec_update_query would after that, never SG_NOT_READY. */
 SG_API sg_status sg_exec_update_wait(sg_exec *exec, uint64_t *first_launch);
+
+/* ---- planned temporaries (streamgraph/graph.h, docs/buffers.md) ---------- */
+
+/* The address `temp` has in this executable: in its arena (device memory
+ * on the CUDA backend, host memory on the host backend), the same for the
+ * executable's life unless sg_exec_update re-plans its topology. Each
+ * executable, each pipeline instance, has its own. `temp` is a handle of
+ * the graph the executable was made from (or last updated with). Contents
+ * do not outlive a launch: read them only from nodes that declare it. */
+SG_API sg_status sg_exec_get_temp(const sg_exec *exec, sg_temp temp, void **ptr);
+
+typedef struct sg_exec_memory {
+  size_t temp_count;         /* temporaries of the graph */
+  size_t arena_bytes;        /* the arena holding them all, reused where the plan allows */
+  size_t no_reuse_bytes;     /* what each temporary in its own bytes would take */
+  int dag_order;             /* 1: reuse follows the graph's edges alone (a CUDA graph built
+                                from them); 0: the plan's streams and events */
+} sg_exec_memory;
+
+SG_API sg_status sg_exec_get_memory_sized(const sg_exec *exec, sg_exec_memory *memory,
+                                          size_t memory_size);
+#ifndef SG_BUILDING_LIBRARY
+static inline sg_status sg_exec_get_memory(const sg_exec *exec, sg_exec_memory *memory) {
+  return sg_exec_get_memory_sized(exec, memory, sizeof *memory);
+}
+#else
+sg_status sg_exec_get_memory(const sg_exec *exec, sg_exec_memory *memory);
+#endif
 
 #ifdef __cplusplus
 }

@@ -360,6 +360,173 @@ SG_API sg_status sg_graph_get_name(const sg_graph *graph, const char **name);
  * sg_plan_to_dot draws what the planner made of the graph. */
 SG_API sg_status sg_graph_to_dot(const sg_graph *graph, char **dot);
 
+/* ---- declared buffer access and planned temporaries ---------------------
+ *
+ * A node may say which memory it reads and writes; the library then orders
+ * the nodes itself (docs/buffers.md). Accesses are declared on a node after
+ * it is added. When the graph is planned (sg_graph_validate, sg_plan_create,
+ * sg_exec_create, sg_exec_update), every pair of nodes whose declared
+ * ranges overlap, at least one of them writing, is ordered in the order the
+ * nodes were created: read after write, write after read, write after
+ * write. These inferred edges join the explicit ones (sg_graph_add_edge and
+ * the deps of sg_graph_add_*); sg_graph_edge_count counts explicit edges
+ * only, and sg_graph_to_dot draws inferred edges dashed. An explicit edge
+ * from a later node to an earlier one whose accesses conflict closes a
+ * cycle: SG_ERR_CYCLE names the nodes, and the memory and range that
+ * ordered the earlier one first.
+ *
+ * Ordering by creation order means two plain writes of overlapping memory
+ * are always ordered. Writes that commute (an atomicAdd into an
+ * accumulator, writes the caller knows touch disjoint bytes of a range it
+ * declares whole) may be declared SG_ACCESS_COMMUTATIVE: two commutative
+ * writes are left unordered, and each is ordered against every plain
+ * access of overlapping memory. A commutative read is refused (a read of a
+ * range other nodes are writing at the same time sees a partial result),
+ * and so is a node that declares, for overlapping memory, a commutative
+ * write next to a plain access of its own: it names the node and both
+ * ranges.
+ *
+ * A planned temporary (sg_temp) is memory the graph owns whose contents do
+ * not outlive a launch: scratch space, activations between layers. Each
+ * executable (each pipeline instance) gets its own, in one arena allocated
+ * at creation (device memory on the CUDA backend, host memory on the host
+ * backend); two temporaries share bytes of it only when the plan finishes
+ * every node using one before any node using the other starts (stream
+ * order and events, not just the graph's edges). A node uses a temporary
+ * by declaring an access to it; a kernel receives its address through an
+ * argument bound with sg_graph_bind_temp, a copy or memset names it when
+ * made (sg_graph_add_copy_temp, sg_graph_add_memset_temp). Addresses stay the same for the
+ * executable's life, across launches and parameter updates; a topology
+ * change (sg_exec_update) plans the memory again. */
+
+/* A temporary's handle, as sg_node: valid for its graph and the executables
+ * made from it; zero-initialised, it is "no temporary". */
+typedef struct sg_temp {
+  uint64_t opaque;
+} sg_temp;
+
+typedef struct sg_temp_desc {
+  size_t bytes;              /* > 0 */
+  size_t alignment;          /* a power of two <= 4096, or 0 for 256 (what cudaMalloc gives) */
+  const char *name;          /* optional, copied; used in messages and DOT */
+} sg_temp_desc;
+
+typedef enum sg_access_mode {
+  SG_ACCESS_READ = 1,
+  SG_ACCESS_WRITE = 2,
+  SG_ACCESS_READ_WRITE = 3
+} sg_access_mode;
+
+/* sg_access.flags */
+#define SG_ACCESS_COMMUTATIVE 1u /* a write that commutes with other commutative writes */
+
+/* One declared access: bytes [ptr, ptr + bytes) of memory the caller owns
+ * (any kind; the library only compares addresses), or, when `temp` is set
+ * (and ptr NULL), bytes [offset, offset + bytes) of a temporary (bytes 0:
+ * to the temporary's end). */
+typedef struct sg_access {
+  const void *ptr;
+  size_t bytes;
+  sg_temp temp;
+  size_t offset;
+  sg_access_mode mode;
+  unsigned flags;            /* 0 or SG_ACCESS_COMMUTATIVE */
+} sg_access;
+
+/* Adds a temporary of desc->bytes bytes to the graph. */
+SG_API sg_status sg_graph_add_temp_sized(sg_graph *graph, const sg_temp_desc *desc,
+                                         size_t desc_size, sg_temp *out);
+#ifndef SG_BUILDING_LIBRARY
+static inline sg_status sg_graph_add_temp(sg_graph *graph, const sg_temp_desc *desc,
+                                          sg_temp *out) {
+  return sg_graph_add_temp_sized(graph, desc, sizeof *desc, out);
+}
+#else
+sg_status sg_graph_add_temp(sg_graph *graph, const sg_temp_desc *desc, sg_temp *out);
+#endif
+
+/* Declares `count` accesses of `node` (each checked: a known temporary, a
+ * range inside it, a non-NULL pointer whose range does not wrap, a mode,
+ * known flags). All or nothing. `access_size` is sizeof(sg_access) as the
+ * caller was compiled (the inline sg_graph_declare_access passes it). */
+SG_API sg_status sg_graph_declare_access_sized(sg_graph *graph, sg_node node,
+                                               const sg_access *accesses, size_t count,
+                                               size_t access_size);
+#ifndef SG_BUILDING_LIBRARY
+static inline sg_status sg_graph_declare_access(sg_graph *graph, sg_node node,
+                                                const sg_access *accesses, size_t count) {
+  return sg_graph_declare_access_sized(graph, node, accesses, count, sizeof *accesses);
+}
+#else
+sg_status sg_graph_declare_access(sg_graph *graph, sg_node node, const sg_access *accesses,
+                                  size_t count);
+#endif
+
+/* Kernel argument `arg` of kernel node `node` receives, in every executable,
+ * the address of byte `offset` of `temp` instead of the value the node was
+ * given (the argument must be pointer-sized; a later sg_graph_set_kernel or
+ * sg_exec_set_kernel keeps the binding). The node must also declare an
+ * access to `temp` (checked when the graph is planned), which is what the
+ * temporary's lifetime is planned from. Binding the argument again replaces
+ * the binding. */
+SG_API sg_status sg_graph_bind_temp(sg_graph *graph, sg_node node, unsigned arg, sg_temp temp,
+                                    size_t offset);
+
+/* A copy one or both of whose sides are temporaries: for each side that is
+ * (a non-zero dst_temp or src_temp), the descriptor's pointer is NULL and
+ * the copy reads or writes `bytes` from byte dst_offset (src_offset) of the
+ * temporary, which must hold them. SG_COPY_AUTO follows the arena's memory
+ * in each executable (device memory on the CUDA backend); an explicit kind
+ * must say "device" for a temporary's side. Declare the node's access to
+ * the temporaries as for any node. sg_graph_set_copy and sg_exec_set_copy
+ * then take NULL for those sides (the temporaries stay). */
+SG_API sg_status sg_graph_add_copy_temp_sized(sg_graph *graph, const sg_copy_desc *desc,
+                                              size_t desc_size, sg_temp dst_temp,
+                                              size_t dst_offset, sg_temp src_temp,
+                                              size_t src_offset, const sg_node *deps,
+                                              size_t dep_count, sg_node *out);
+#ifndef SG_BUILDING_LIBRARY
+static inline sg_status sg_graph_add_copy_temp(sg_graph *graph, const sg_copy_desc *desc,
+                                               sg_temp dst_temp, size_t dst_offset,
+                                               sg_temp src_temp, size_t src_offset,
+                                               const sg_node *deps, size_t dep_count,
+                                               sg_node *out) {
+  return sg_graph_add_copy_temp_sized(graph, desc, sizeof *desc, dst_temp, dst_offset, src_temp,
+                                      src_offset, deps, dep_count, out);
+}
+#else
+sg_status sg_graph_add_copy_temp(sg_graph *graph, const sg_copy_desc *desc, sg_temp dst_temp,
+                                 size_t dst_offset, sg_temp src_temp, size_t src_offset,
+                                 const sg_node *deps, size_t dep_count, sg_node *out);
+#endif
+/* A memset of `count` elements from byte dst_offset of `dst_temp` (desc->dst
+ * NULL; the offset and the temporary's alignment multiples of
+ * element_size). */
+SG_API sg_status sg_graph_add_memset_temp_sized(sg_graph *graph, const sg_memset_desc *desc,
+                                                size_t desc_size, sg_temp dst_temp,
+                                                size_t dst_offset, const sg_node *deps,
+                                                size_t dep_count, sg_node *out);
+#ifndef SG_BUILDING_LIBRARY
+static inline sg_status sg_graph_add_memset_temp(sg_graph *graph, const sg_memset_desc *desc,
+                                                 sg_temp dst_temp, size_t dst_offset,
+                                                 const sg_node *deps, size_t dep_count,
+                                                 sg_node *out) {
+  return sg_graph_add_memset_temp_sized(graph, desc, sizeof *desc, dst_temp, dst_offset, deps,
+                                        dep_count, out);
+}
+#else
+sg_status sg_graph_add_memset_temp(sg_graph *graph, const sg_memset_desc *desc, sg_temp dst_temp,
+                                   size_t dst_offset, const sg_node *deps, size_t dep_count,
+                                   sg_node *out);
+#endif
+
+/* Temporaries and declared accesses of the graph. */
+SG_API sg_status sg_graph_temp_count(const sg_graph *graph, size_t *count);
+SG_API sg_status sg_graph_access_count(const sg_graph *graph, size_t *count);
+/* Edges inferred from declared accesses that no explicit edge duplicates
+ * (computed on each call: it costs what planning the accesses does). */
+SG_API sg_status sg_graph_inferred_edge_count(const sg_graph *graph, size_t *count);
+
 #ifdef __cplusplus
 }
 #endif

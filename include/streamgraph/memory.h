@@ -35,13 +35,19 @@ typedef enum sg_memory_kind {
 
 /* The backend SG_BACKEND_AUTO resolves to in this process: SG_BACKEND_CUDA
  * when the CUDA backend is built and at least one device is present, else
- * SG_BACKEND_HOST. The environment variable SG_BACKEND overrides it: "host"
- * forces the host backend, "cuda" requires the CUDA backend, "auto" (or
- * unset, or empty) is the default. Any other value is refused, with a
- * message, by every call that resolves SG_BACKEND_AUTO and returns a status
- * (sg_exec_create, sg_mem_alloc, sg_pinned_pool_create...), as is "cuda"
- * where no device is usable; this call, which has no status, then answers
- * as if SG_BACKEND were unset. */
+ * SG_BACKEND_HOST. An explicit backend is returned as it is.
+ *
+ * The environment variable SG_BACKEND overrides the choice: "host" forces
+ * the host backend, "cuda" requires the CUDA backend, "auto" (or unset, or
+ * empty) is the default. A request that cannot be honoured - any other
+ * value, or "cuda" where no device is usable - is never replaced by another
+ * backend: this call then returns SG_BACKEND_AUTO and sets the message
+ * sg_last_error() reads, and every call given SG_BACKEND_AUTO that returns
+ * a status (sg_mem_alloc, sg_exec_create, sg_pinned_pool_create...) refuses
+ * it with that message (SG_ERR_INVALID_ARGUMENT for a value naming no
+ * backend, SG_ERR_BACKEND_UNAVAILABLE for "cuda" without a device). So the
+ * usual pattern, resolving once and passing the answer on, gives the user
+ * the backend named or a clear refusal at the first call. */
 SG_API sg_backend sg_backend_resolve(sg_backend requested);
 
 /* Number of CUDA devices (0 when CUDA is not built in or no device works). */

@@ -333,6 +333,13 @@ sg_status sg_pipeline_get_stats(const sg_pipeline *pipeline, sg_pipeline_stats *
  * SG_ERR_INVALID_ARGUMENT when the pipeline was created without tracing. */
 SG_API sg_status sg_pipeline_write_trace(sg_pipeline *pipeline, const char *path);
 
+/* The same launches as an SVG timeline (see sg_exec_write_trace_svg), one
+ * section per instance: each batch's launch bar and runs share an outline
+ * colour, so batches are told apart, and the copy-direction lanes gather
+ * the copies of every instance, showing one batch's upload beside another's
+ * compute. Same conditions and errors as sg_pipeline_write_trace. */
+SG_API sg_status sg_pipeline_write_trace_svg(sg_pipeline *pipeline, const char *path);
+
 /* A copy of instance `index` (its executable and data). */
 SG_API sg_status sg_pipeline_get_instance_sized(const sg_pipeline *pipeline, unsigned index,
                                                 sg_pipeline_instance *instance,

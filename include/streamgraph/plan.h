@@ -138,6 +138,30 @@ SG_API sg_status sg_plan_get_stream_device(const sg_plan *plan, unsigned stream,
  * *dot is allocated by the library; free it with sg_free. */
 SG_API sg_status sg_plan_to_dot(const sg_plan *plan, char **dot);
 
+/* The plan as an SVG picture, drawn by the library (no Graphviz needed):
+ * one column per stream (headed "stream K", with its device when the plan
+ * has several), each node a box in its stream's column labelled with its
+ * name (shortened past 24 characters), kind and index, filled with the
+ * stream's colour. Nodes run top down: a node sits one row below the nodes
+ * it must follow (its predecessor on its stream and the nodes its waits are
+ * for), so nodes side by side may run together. Grey lines join consecutive
+ * nodes of a stream; each wait is a red dashed arrow from the node an
+ * event is recorded after to the node that waits for it. Hovering shows
+ * each node's full name, kind, stream, position and waits, and each
+ * arrow's event.
+ *
+ * For scripts: nodes are <g class="node" data-node data-stream data-kind
+ * data-waits>, waits <path class="wait" data-event data-from data-to>
+ * (node indices), stream order <line class="order" data-from data-to>; the
+ * root element carries data-nodes, data-streams, data-events and
+ * data-waits. Names are escaped for XML and UTF-8 repaired.
+ * *svg is allocated by the library; free it with sg_free. */
+SG_API sg_status sg_plan_to_svg(const sg_plan *plan, char **svg);
+
+/* sg_plan_to_svg written to the file `path`. SG_ERR_SYSTEM when the file
+ * cannot be written (the message names it). */
+SG_API sg_status sg_plan_write_svg(const sg_plan *plan, const char *path);
+
 /* Frees memory the library returned (sg_plan_to_dot and the like). */
 SG_API void sg_free(void *ptr);
 

@@ -128,6 +128,30 @@ class sg_host_desc(ctypes.Structure):
                 ("name", ctypes.c_char_p)]
 
 
+# Declared access and planned temporaries (graph.h).
+ACCESS_READ, ACCESS_WRITE, ACCESS_READ_WRITE = 1, 2, 3
+ACCESS_COMMUTATIVE = 1
+
+
+class sg_temp(ctypes.Structure):
+    _fields_ = [("opaque", ctypes.c_uint64)]
+
+
+class sg_temp_desc(ctypes.Structure):
+    _fields_ = [("bytes", ctypes.c_size_t), ("alignment", ctypes.c_size_t),
+                ("name", ctypes.c_char_p)]
+
+
+class sg_access(ctypes.Structure):
+    _fields_ = [("ptr", ctypes.c_void_p), ("bytes", ctypes.c_size_t), ("temp", sg_temp),
+                ("offset", ctypes.c_size_t), ("mode", ctypes.c_int), ("flags", ctypes.c_uint)]
+
+
+class sg_exec_memory(ctypes.Structure):
+    _fields_ = [("temp_count", ctypes.c_size_t), ("arena_bytes", ctypes.c_size_t),
+                ("no_reuse_bytes", ctypes.c_size_t), ("dag_order", ctypes.c_int)]
+
+
 # ---- staging.h / exec.h -----------------------------------------------------
 class sg_staging_options(ctypes.Structure):
     _fields_ = [("policy", ctypes.c_int), ("pool", ctypes.c_void_p),
@@ -299,6 +323,28 @@ sg_graph_node_count = _proto("sg_graph_node_count", [_vp, _P(_sz)])
 sg_graph_edge_count = _proto("sg_graph_edge_count", [_vp, _P(_sz)])
 sg_graph_validate = _proto("sg_graph_validate", [_vp])
 
+# Optional: a library without declared access leaves these None (Graph.temp
+# and Graph.access then say so).
+sg_graph_add_temp = _sized("sg_graph_add_temp", [_vp, _P(sg_temp_desc), _P(sg_temp)],
+                           [(1, sg_temp_desc)], optional=True)
+_declare = _proto("sg_graph_declare_access_sized", [_vp, sg_node, _P(sg_access), _sz, _sz],
+                  optional=True)
+sg_graph_declare_access = None if _declare is None else (
+    lambda g, n, a, count: _declare(g, n, a, count, ctypes.sizeof(sg_access)))
+sg_graph_add_copy_temp = _sized(
+    "sg_graph_add_copy_temp", [_vp, _P(sg_copy_desc), sg_temp, _sz, sg_temp, _sz] + _deps,
+    [(1, sg_copy_desc)], optional=True)
+sg_graph_add_memset_temp = _sized(
+    "sg_graph_add_memset_temp", [_vp, _P(sg_memset_desc), sg_temp, _sz] + _deps,
+    [(1, sg_memset_desc)], optional=True)
+sg_graph_bind_temp = _proto("sg_graph_bind_temp", [_vp, sg_node, ctypes.c_uint, sg_temp, _sz],
+                            optional=True)
+sg_graph_inferred_edge_count = _proto("sg_graph_inferred_edge_count", [_vp, _P(_sz)],
+                                      optional=True)
+sg_exec_get_temp = _proto("sg_exec_get_temp", [_vp, sg_temp, _P(_vp)], optional=True)
+sg_exec_get_memory = _sized("sg_exec_get_memory", [_vp, _P(sg_exec_memory)],
+                            [(1, sg_exec_memory)], optional=True)
+
 sg_exec_options_init = _sized("sg_exec_options_init", [_P(sg_exec_options)],
                               [(0, sg_exec_options)], None)
 sg_exec_create = _sized("sg_exec_create", [_vp, _P(sg_exec_options), _P(_vp)],
@@ -319,6 +365,8 @@ sg_exec_set_host = _sized("sg_exec_set_host", [_vp, sg_node, _P(sg_host_desc)],
                           [(2, sg_host_desc)])
 sg_exec_update = _proto("sg_exec_update", [_vp, _vp])
 sg_exec_write_trace = _proto("sg_exec_write_trace", [_vp, ctypes.c_char_p])
+sg_exec_write_trace_svg = _proto("sg_exec_write_trace_svg", [_vp, ctypes.c_char_p],
+                                 optional=True)
 
 sg_pipeline_options_init = _sized("sg_pipeline_options_init", [_P(sg_pipeline_options)],
                                   [(0, sg_pipeline_options)], None)

@@ -147,8 +147,35 @@ class Exec:
 
     def set_kernel(self, node, **changes):
         """Changes a kernel node (args, grid, block, shared_bytes, kernel) for
-        the launches that follow: in place, without re-planning."""
-        self._set(node, self._node(node).replaced(**changes))
+        the launches that follow: in place, without re-planning. Arguments
+        bound to temporaries keep pointing at them."""
+        spec = self._node(node)
+        if changes.get("args") is not None:
+            from .buffers import split_temp_args
+            k = changes.get("kernel") or spec.kernel
+            changes["args"], _ = split_temp_args(k, list(changes["args"]))
+        self._set(node, spec.replaced(**changes))
+
+    def temp_address(self, temp):
+        """The address of ``temp`` (a Temp of the graph) in this executable's
+        arena: fixed for its life, until an update re-plans the topology."""
+        from .buffers import _require
+        p = ctypes.c_void_p()
+        check(_require(_lib.sg_exec_get_temp, "sg_exec_get_temp")(
+            self.handle, temp.handle, ctypes.byref(p)), "sg_exec_get_temp")
+        return p.value or 0
+
+    @property
+    def memory(self):
+        """The temporaries' arena: temp_count, arena_bytes, no_reuse_bytes
+        (what each in its own bytes would take), dag_order (1: reuse follows
+        the graph's edges alone, as a CUDA graph built from them runs)."""
+        from .buffers import _require
+        m = _lib.sg_exec_memory()
+        check(_require(_lib.sg_exec_get_memory, "sg_exec_get_memory")(
+            self.handle, ctypes.byref(m)), "sg_exec_get_memory")
+        return {"temp_count": m.temp_count, "arena_bytes": m.arena_bytes,
+                "no_reuse_bytes": m.no_reuse_bytes, "dag_order": bool(m.dag_order)}
 
     def set_copy(self, node, dst=None, src=None, nbytes=None):
         self._set(node, self._node(node).replaced(dst=dst, src=src, nbytes=nbytes))
@@ -170,6 +197,14 @@ class Exec:
     def write_trace(self, path):
         """The last traced launch as Chrome trace JSON (needs trace=True)."""
         check(_lib.sg_exec_write_trace(self.handle, str(path).encode()), "sg_exec_write_trace")
+
+    def write_trace_svg(self, path):
+        """The kept launches as an SVG timeline (needs trace=True): open it in
+        a web browser; hovering over a bar shows its node and times."""
+        if _lib.sg_exec_write_trace_svg is None:
+            raise NotImplementedError("this library has no sg_exec_write_trace_svg")
+        check(_lib.sg_exec_write_trace_svg(self.handle, str(path).encode()),
+              "sg_exec_write_trace_svg")
 
     def destroy(self):
         """Waits for launches in flight, then frees the executable."""

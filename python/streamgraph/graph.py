@@ -3,6 +3,7 @@ Python and turned into executables (``Graph.compile``)."""
 import ctypes
 
 from . import _lib
+from . import buffers as _buffers
 from . import callbacks
 from .errors import check
 from .kernel import Kernel, dim3
@@ -58,8 +59,10 @@ class CopySpec:
     kind = "copy"
 
     def __init__(self, dst, src, nbytes, name):
-        self.dst = pointer(dst, writable=True)
-        self.src = pointer(src)
+        td, ts = _buffers.temp_side(dst), _buffers.temp_side(src)
+        self.dst = td[0] if td else pointer(dst, writable=True)
+        self.src = ts[0] if ts else pointer(src)
+        self.temps = (td[1] if td else None, ts[1] if ts else None)
         self.nbytes = copy_nbytes(self.dst, self.src, nbytes)
         self.name = name
 
@@ -72,8 +75,9 @@ class CopySpec:
 
     def replaced(self, dst=None, src=None, nbytes=None):
         s = CopySpec.__new__(CopySpec)
-        s.dst = pointer(dst, writable=True) if dst is not None else self.dst
-        s.src = pointer(src) if src is not None else self.src
+        s.temps = self.temps  # a temporary's side stays the temporary
+        s.dst = pointer(dst, writable=True) if dst is not None and not s.temps[0] else self.dst
+        s.src = pointer(src) if src is not None and not s.temps[1] else self.src
         s.nbytes = copy_nbytes(s.dst, s.src, nbytes) if (nbytes is not None or dst is not None
                                                            or src is not None) else self.nbytes
         s.name = self.name
@@ -120,7 +124,9 @@ class MemsetSpec:
     kind = "memset"
 
     def __init__(self, dst, value, count, element_size, name):
-        self.dst = pointer(dst, writable=True)
+        td = _buffers.temp_side(dst)
+        self.dst = td[0] if td else pointer(dst, writable=True)
+        self.temp = td[1] if td else None
         self.value = int(value)
         self.element_size = int(element_size)
         if count is None:
@@ -138,10 +144,14 @@ class MemsetSpec:
         return (self.dst.owner,)
 
     def replaced(self, value=None, dst=None, count=None):
-        return MemsetSpec(dst if dst is not None else self.dst,
-                          self.value if value is None else value,
-                          count if count is not None else (self.count if dst is None else None),
-                          self.element_size, self.name)
+        if self.temp:  # the destination stays the temporary
+            dst = None
+        s = MemsetSpec(dst if dst is not None else self.dst,
+                       self.value if value is None else value,
+                       count if count is not None else (self.count if dst is None else None),
+                       self.element_size, self.name)
+        s.temp = self.temp
+        return s
 
 
 class HostSpec:
@@ -209,6 +219,11 @@ class Graph:
         if spec.kind == "empty":
             check(_lib.sg_graph_add_empty(self.handle, _name(spec.name), deps, count,
                                           ctypes.byref(out)), "sg_graph_add_empty")
+        elif spec.kind == "copy" and any(spec.temps):
+            _buffers.add_copy_temp(self, spec.desc(), spec.temps[0], spec.temps[1], deps, count,
+                                   ctypes.byref(out))
+        elif spec.kind == "memset" and spec.temp:
+            _buffers.add_memset_temp(self, spec.desc(), spec.temp, deps, count, ctypes.byref(out))
         else:
             fn, call = _ADD[spec.kind]
             d = spec.desc()
@@ -231,8 +246,53 @@ class Graph:
         return self._add(CopySpec(dst, src, nbytes, name), after)
 
     def kernel(self, kernel, grid, block, args=(), shared_bytes=0, after=None, name=None):
-        """A launch of ``kernel`` (a Kernel) with ``args`` (captured by value now)."""
-        return self._add(KernelSpec(kernel, grid, block, args, shared_bytes, name), after)
+        """A launch of ``kernel`` (a Kernel) with ``args`` (captured by value now).
+        A Temp (or ``temp[a:b]``) among ``args`` passes the temporary's
+        address in each executable (``bind``); declare the node's access to it
+        with ``access``."""
+        plain, binds = _buffers.split_temp_args(kernel, list(args)) if isinstance(
+            kernel, Kernel) else (args, [])
+        node = self._add(KernelSpec(kernel, grid, block, plain, shared_bytes, name), after)
+        for i, temp, offset in binds:
+            self.bind(node, i, temp, offset)
+        return node
+
+    # ---- declared access and planned temporaries (docs/buffers.md) ----------
+
+    def temp(self, shape, dtype="float32", alignment=0, name=None):
+        """A planned temporary of ``shape`` (an int or a tuple) elements of
+        ``dtype``: memory this graph owns whose contents live only within a
+        launch. Each executable places it in its arena."""
+        return _buffers.make_temp(self, shape, dtype, alignment, name)
+
+    def access(self, node, reads=(), writes=(), updates=(), accumulates=()):
+        """Declares what ``node`` reads, writes, or reads and writes
+        (``updates``), and where it accumulates commutatively (atomics: such
+        writes run together). Each item: a Temp, ``temp[a:b]`` (bytes), or
+        memory ``streamgraph.pointer`` takes (a NumPy or torch array, a
+        DeviceArray). Nodes are then ordered in creation order wherever
+        their declarations conflict."""
+        self._own(node)
+        # Only addresses are compared, but the objects are kept while the
+        # graph lives, so that one freed and another allocated at its address
+        # cannot stand for it.
+        self.__dict__.setdefault("_access_refs", []).extend(
+            _buffers.declare(self, node, reads, writes, updates, accumulates))
+
+    def bind(self, node, arg, temp, offset=0):
+        """Kernel argument ``arg`` of ``node`` receives the address of byte
+        ``offset`` of ``temp`` in every executable."""
+        self._own(node)
+        _buffers.bind(self, node, arg, temp, offset)
+
+    @property
+    def inferred_edge_count(self):
+        """Edges declared accesses add (explicit ones not counted)."""
+        n = ctypes.c_size_t()
+        check(_buffers._require(_lib.sg_graph_inferred_edge_count,
+                                "sg_graph_inferred_edge_count")(self.handle, ctypes.byref(n)),
+              "sg_graph_inferred_edge_count")
+        return n.value
 
     def memset(self, dst, value, count=None, element_size=4, after=None, name=None):
         """``count`` elements of ``element_size`` (1, 2 or 4) bytes set to ``value``
@@ -261,8 +321,13 @@ class Graph:
 
     def set_kernel(self, node, **changes):
         """Changes a kernel node's parameters in the graph (args, grid, block,
-        shared_bytes, kernel); executables made already are not affected."""
+        shared_bytes, kernel); executables made already are not affected.
+        Arguments bound to temporaries keep their binding (give the Temp, or
+        anything: its value is replaced)."""
         self._own(node)
+        if changes.get("args") is not None:
+            k = changes.get("kernel") or node.spec.kernel
+            changes["args"], _ = _buffers.split_temp_args(k, list(changes["args"]))
         self._set(node, node.spec.replaced(**changes))
 
     def set_copy(self, node, **changes):

@@ -35,9 +35,19 @@ def backend_code(backend):
 
 
 def resolve_backend(backend="auto"):
-    """"cuda" or "host": what ``backend`` ("auto", "cuda", "host") means in this process."""
-    return "cuda" if _lib.sg_backend_resolve(backend_code(backend)) == _lib.BACKEND_CUDA \
-        else "host"
+    """"cuda" or "host": what ``backend`` ("auto", "cuda", "host") means in this process.
+
+    For "auto", the environment variable SG_BACKEND decides as in C; a value
+    this process cannot honour (one naming no backend, or "cuda" without a
+    device) raises the library's error instead of choosing another backend."""
+    code = _lib.sg_backend_resolve(backend_code(backend))
+    if code == _lib.BACKEND_AUTO:
+        from .errors import error_for
+        message = (_lib.sg_last_error() or b"").decode("utf-8", "replace")
+        name = ("SG_ERR_BACKEND_UNAVAILABLE" if "SG_BACKEND=cuda" in message
+                else "SG_ERR_INVALID_ARGUMENT")
+        raise error_for(_lib.STATUS[name], "sg_backend_resolve")
+    return "cuda" if code == _lib.BACKEND_CUDA else "host"
 
 
 def cuda_device_count():

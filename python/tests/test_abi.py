@@ -19,7 +19,8 @@ STRUCTS = [
     "sg_node", "sg_dim3", "sg_kernel_launch", "sg_copy_desc", "sg_kernel_desc",
     "sg_memset_desc", "sg_host_desc", "sg_staging_options", "sg_exec_options", "sg_exec_info",
     "sg_exec_stats", "sg_pipeline_instance", "sg_pipeline_options", "sg_pipeline_bind",
-    "sg_pipeline_batch", "sg_pipeline_stats",
+    "sg_pipeline_batch", "sg_pipeline_stats", "sg_temp", "sg_temp_desc", "sg_access",
+    "sg_exec_memory",
 ]
 MODULE_STRUCTS = ["sg_module_header", "sg_module_options", "sg_module_stats"]
 

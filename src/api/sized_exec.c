@@ -130,3 +130,15 @@ sg_status sg_exec_get_launch_trace_sized(sg_exec *exec, uint64_t launch, sg_trac
   return records_out(exec, launch, records, record_size, capacity, count,
                      "sg_exec_get_launch_trace");
 }
+
+sg_status sg_exec_get_memory_sized(const sg_exec *exec, sg_exec_memory *memory,
+                                   size_t memory_size) {
+  const size_t first = SG__ABI_FIRST(sg_exec_memory, dag_order);
+  sg_status st = sg__abi_out_check(memory_size, first, "sg_exec_get_memory", "memory_size");
+  if (st) return st;
+  if (!memory || memory_size == sizeof *memory) return sg_exec_get_memory(exec, memory);
+  sg_exec_memory local;
+  st = sg_exec_get_memory(exec, &local);
+  if (!st) sg__abi_out(memory, memory_size, &local, sizeof local);
+  return st;
+}

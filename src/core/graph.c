@@ -61,6 +61,7 @@ sg_status sg_graph_destroy(sg_graph *graph) {
   for (uint32_t i = 0; i < graph->node_count; i++) sg__node_free(&graph->nodes[i]);
   sg__free(graph->nodes);
   sg__edge_set_free(&graph->edges);
+  sg__access_table_free(&graph->access);
   sg__free(graph->name);
   sg__free(graph);
   return SG_OK;
@@ -277,9 +278,12 @@ sg_status sg_graph_set_copy(sg_graph *graph, sg_node node, const sg_copy_desc *d
   if (st) return st;
   st = edit_target(graph, node, SG__NODE_COPY, __func__, &index);
   sg__node fresh;
+  unsigned sides = 0;
+  if (!st) st = sg__access_temp_sides(&graph->access, index, desc, __func__, &sides);
   if (!st) {
     sg__where where = {__func__, NULL, NULL, &graph->nodes[index], index};
-    st = sg__node_from_copy(desc, &where, &fresh);
+    st = sides ? sg__node_from_copy_temps(desc, &where, sides, &fresh)
+               : sg__node_from_copy(desc, &where, &fresh);
   }
   if (!st) replace_node(graph, index, &fresh);
   leave(graph);
@@ -292,9 +296,12 @@ sg_status sg_graph_set_memset(sg_graph *graph, sg_node node, const sg_memset_des
   if (st) return st;
   st = edit_target(graph, node, SG__NODE_MEMSET, __func__, &index);
   sg__node fresh;
+  unsigned sides = 0;
+  if (!st) st = sg__access_memset_temp(&graph->access, index, desc, __func__, &sides);
   if (!st) {
     sg__where where = {__func__, NULL, NULL, &graph->nodes[index], index};
-    st = sg__node_from_memset(desc, &where, &fresh);
+    st = sides ? sg__node_from_memset_temp(desc, &where, &fresh)
+               : sg__node_from_memset(desc, &where, &fresh);
   }
   if (!st) replace_node(graph, index, &fresh);
   leave(graph);
@@ -433,4 +440,16 @@ sg_status sg_graph_get_device(const sg_graph *graph, sg_node node, int *device) 
   if (!st) *device = graph->nodes[index].device;
   sg__graph_read_end(graph);
   return st;
+}
+
+/* ---- for core/graph_access.c (nodes with temporaries) ---------------------- */
+
+sg_status sg__graph_check_deps(const sg_graph *g, const sg_node *deps, size_t dep_count,
+                               const char *fn) {
+  return check_deps(g, deps, dep_count, fn);
+}
+
+sg_status sg__graph_append_node(sg_graph *g, sg__node *node, const sg_node *deps,
+                                size_t dep_count, sg_node *out, const char *fn) {
+  return append_node(g, node, deps, dep_count, out, fn);
 }

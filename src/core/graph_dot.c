@@ -2,7 +2,7 @@
  * box per node, shaped by kind and labelled with its name, kind, index and
  * the parameter that tells nodes apart (a copy's direction and size, a
  * kernel's launch shape); one arrow per distinct edge, as the graph was
- * built (sg_plan_to_dot draws what the plan made of it). Executables keep
+ * built (dashed where declared accesses alone imply it) (sg_plan_to_dot draws what the plan made of it). Executables keep
  * a snapshot of their graph, which is drawn the same way. */
 #include "core/error.h"
 #include "core/graph_internal.h"
@@ -72,7 +72,10 @@ sg_status sg__snapshot_to_dot(const sg__snapshot *snap, char **dot) {
   for (uint32_t i = 0; i < snap->node_count; i++) put_node(&t, &snap->nodes[i], i);
   for (uint32_t u = 0; u < snap->node_count; u++)
     for (uint32_t e = snap->succ_start[u]; e < snap->succ_start[u + 1]; e++)
-      sg__text_printf(&t, "  n%u -> n%u;\n", u, snap->succ[e]);
+      sg__text_printf(&t, "  n%u -> n%u%s;\n", u, snap->succ[e],
+                      snap->succ_inferred && snap->succ_inferred[e]
+                          ? " [style=dashed, tooltip=\"inferred from declared access\"]"
+                          : "");
   sg__text_printf(&t, "}\n");
   *dot = sg__text_take(&t);
   return *dot ? SG_OK : SG_ERR_OUT_OF_MEMORY;

@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 
+#include "core/access.h"
 #include "core/edge_set.h"
 #include "core/in_use.h"
 #include "core/node.h"
@@ -16,11 +17,23 @@ struct sg_graph {
   uint32_t node_capacity;
   sg__edge_set edges;
   sg__in_use in_use;     /* calls inside (core/in_use.h) */
+  sg__access_table access; /* temporaries, declared accesses, bindings (core/access.h) */
 };
 
 /* Marks `graph` read by `fn` (a snapshot for an executable or plan):
  * SG_ERR_BUSY while a call on another thread changes it. */
 sg_status sg__graph_read_begin(const sg_graph *graph, const char *fn);
 void sg__graph_read_end(const sg_graph *graph);
+
+/* The temporary a handle stands for (core/graph_access.c), as
+ * sg__node_resolve does for nodes. */
+sg_status sg__temp_resolve(sg_temp temp, uint32_t serial, uint32_t temp_count, const char *fn,
+                           const char *what, uint32_t *index);
+/* graph.c's checks of dependency handles and its all-or-nothing append of
+ * a validated node, for the calls of core/graph_access.c. */
+sg_status sg__graph_check_deps(const sg_graph *g, const sg_node *deps, size_t dep_count,
+                               const char *fn);
+sg_status sg__graph_append_node(sg_graph *g, sg__node *node, const sg_node *deps,
+                                size_t dep_count, sg_node *out, const char *fn);
 
 #endif

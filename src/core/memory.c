@@ -26,6 +26,24 @@ static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static allocation *table;
 static size_t table_count, table_capacity;
 
+/* The bases of the blocks freed last (table_lock held), so that freeing one
+ * again is reported as a double free rather than as an unknown pointer. A
+ * fixed ring: it allocates nothing, and forgets the oldest. */
+#define RECENTLY_FREED 64
+static uintptr_t recently_freed[RECENTLY_FREED];
+static unsigned recently_freed_next;
+
+static void forget_freed(uintptr_t base) {
+  for (unsigned i = 0; i < RECENTLY_FREED; i++)
+    if (recently_freed[i] == base) recently_freed[i] = 0;
+}
+
+static int was_freed(uintptr_t base) {
+  for (unsigned i = 0; i < RECENTLY_FREED; i++)
+    if (base && recently_freed[i] == base) return 1;
+  return 0;
+}
+
 /* Index of the allocation containing p, or -1 (table_lock held). */
 static long find_containing(uintptr_t p) {
   size_t lo = 0, hi = table_count;
@@ -54,6 +72,7 @@ static sg_status table_insert(allocation a) {
   while (at < table_count && table[at].base < a.base) at++;
   memmove(&table[at + 1], &table[at], (table_count - at) * sizeof *table);
   table[at] = a;
+  forget_freed(a.base); /* the address is a live block again */
   table_count++;
   sg__mutex_unlock(&table_lock);
   return SG_OK;
@@ -62,6 +81,7 @@ static sg_status table_insert(allocation a) {
 /* Removes entry `at` from the table (table_lock held) and returns it. */
 static allocation table_remove(long at) {
   allocation a = table[at];
+  recently_freed[recently_freed_next++ % RECENTLY_FREED] = a.base;
   memmove(&table[at], &table[at + 1], (table_count - (size_t)at - 1) * sizeof *table);
   if (--table_count == 0) {
     sg__free(table);
@@ -165,11 +185,13 @@ static int backend_from_environment(const char **text) {
 
 sg_backend sg_backend_resolve(sg_backend requested) {
   if (requested != SG_BACKEND_AUTO) return requested;
-  const char *text;
-  if (backend_from_environment(&text) == SG_BACKEND_HOST) return SG_BACKEND_HOST;
-  /* "cuda" and values naming no backend resolve as if unset here; the
-   * calls that return a status refuse them (sg__backend_resolve). */
-  return sg__device_count() > 0 ? SG_BACKEND_CUDA : SG_BACKEND_HOST;
+  /* A request the environment makes that cannot be honoured answers
+   * SG_BACKEND_AUTO with the message set: a program that passes the answer
+   * on is refused, with that message, by its next call that takes it,
+   * instead of silently running on another backend. */
+  sg_backend out;
+  if (sg__backend_resolve(SG_BACKEND_AUTO, __func__, &out)) return SG_BACKEND_AUTO;
+  return out;
 }
 
 sg_status sg__backend_resolve(sg_backend requested, const char *fn, sg_backend *out) {
@@ -233,6 +255,12 @@ sg_status sg_mem_free(void *ptr) {
   if (!ptr) return SG_OK;
   sg__mutex_lock(&table_lock);
   long at = find_containing((uintptr_t)ptr);
+  if (at < 0 && was_freed((uintptr_t)ptr)) {
+    sg__mutex_unlock(&table_lock);
+    return sg__fail(SG_ERR_INVALID_ARGUMENT,
+                    "%s: %p was already freed by sg_mem_free (each block is freed once)",
+                    __func__, ptr);
+  }
   if (at < 0 || table[at].base != (uintptr_t)ptr) {
     sg__mutex_unlock(&table_lock);
     return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: %p was not returned by sg_mem_alloc", __func__,
@@ -241,8 +269,8 @@ sg_status sg_mem_free(void *ptr) {
   if (table[at].freed) {
     sg__mutex_unlock(&table_lock);
     return sg__fail(SG_ERR_INVALID_ARGUMENT,
-                    "%s: %p was freed already (its release waits for the executables whose "
-                    "nodes name it)", __func__, ptr);
+                    "%s: %p was already freed by sg_mem_free (its release waits for the "
+                    "executables whose nodes name it)", __func__, ptr);
   }
   if (table[at].holds) {
     /* Deferred: nodes of live executables name the block, and a launch may

@@ -128,25 +128,36 @@ static sg_status check_extent(const sg__where *w, const char *side, const void *
                  room);
 }
 
-sg_status sg__node_from_copy(const sg_copy_desc *desc, const sg__where *where, sg__node *out) {
+/* temp_sides: SG__TEMP_DST and/or SG__TEMP_SRC, the sides that are planned
+ * temporaries (node.h): their pointer is NULL until an executable places
+ * them, and their memory is the executable's arena. */
+static sg_status copy_node(const sg_copy_desc *desc, const sg__where *where, unsigned temp_sides,
+                           sg__node *out) {
+  const int dst_temp = (temp_sides & SG__TEMP_DST) != 0, src_temp = (temp_sides & SG__TEMP_SRC) != 0;
   if (!desc) return fail_at(where, SG_ERR_INVALID_ARGUMENT, "descriptor is NULL");
-  if (!desc->dst) return fail_at(where, SG_ERR_INVALID_ARGUMENT, "dst is NULL");
-  if (!desc->src) return fail_at(where, SG_ERR_INVALID_ARGUMENT, "src is NULL");
+  if (dst_temp && desc->dst)
+    return fail_at(where, SG_ERR_INVALID_ARGUMENT, "dst is a temporary: give dst NULL");
+  if (src_temp && desc->src)
+    return fail_at(where, SG_ERR_INVALID_ARGUMENT, "src is a temporary: give src NULL");
+  if (!desc->dst && !dst_temp) return fail_at(where, SG_ERR_INVALID_ARGUMENT, "dst is NULL");
+  if (!desc->src && !src_temp) return fail_at(where, SG_ERR_INVALID_ARGUMENT, "src is NULL");
   if (desc->bytes == 0) return fail_at(where, SG_ERR_INVALID_ARGUMENT, "bytes is 0");
   if ((unsigned)desc->kind > SG_COPY_HOST_TO_HOST)
     return fail_at(where, SG_ERR_INVALID_ARGUMENT, "copy kind %d is not an sg_copy_kind",
                     (int)desc->kind);
   sg_status st = check_size(where, "bytes", desc->bytes);
   if (st) return st;
-  if ((st = check_no_wrap(where, "destination", desc->dst, desc->bytes)) ||
-      (st = check_no_wrap(where, "source", desc->src, desc->bytes)))
+  if ((!dst_temp && (st = check_no_wrap(where, "destination", desc->dst, desc->bytes))) ||
+      (!src_temp && (st = check_no_wrap(where, "source", desc->src, desc->bytes))))
     return st;
-  sg_memory_kind dst_mem, src_mem;
-  unsigned char dst_alloc, src_alloc;
-  if ((st = check_extent(where, "destination", desc->dst, desc->bytes, &dst_mem, &dst_alloc)) ||
-      (st = check_extent(where, "source", desc->src, desc->bytes, &src_mem, &src_alloc)))
+  sg_memory_kind dst_mem = SG_MEMORY_DEVICE, src_mem = SG_MEMORY_DEVICE;
+  unsigned char dst_alloc = 0, src_alloc = 0;
+  if ((!dst_temp &&
+       (st = check_extent(where, "destination", desc->dst, desc->bytes, &dst_mem, &dst_alloc))) ||
+      (!src_temp &&
+       (st = check_extent(where, "source", desc->src, desc->bytes, &src_mem, &src_alloc))))
     return st;
-  if (sg__ranges_overlap(desc->dst, desc->bytes, desc->src, desc->bytes))
+  if (!temp_sides && sg__ranges_overlap(desc->dst, desc->bytes, desc->src, desc->bytes))
     return fail_at(where, SG_ERR_INVALID_COPY, "source and destination overlap");
   sg_copy_kind kind = desc->kind;
   if (kind == SG_COPY_AUTO) {
@@ -172,6 +183,15 @@ sg_status sg__node_from_copy(const sg_copy_desc *desc, const sg__where *where, s
   out->u.copy = (sg__copy){desc->dst, desc->src, desc->bytes, kind, dst_mem, src_mem,
                            dst_alloc, src_alloc, 0};
   return SG_OK;
+}
+
+sg_status sg__node_from_copy(const sg_copy_desc *desc, const sg__where *where, sg__node *out) {
+  return copy_node(desc, where, 0, out);
+}
+
+sg_status sg__node_from_copy_temps(const sg_copy_desc *desc, const sg__where *where,
+                                   unsigned temp_sides, sg__node *out) {
+  return copy_node(desc, where, temp_sides, out);
 }
 
 /* ---- kernels ----------------------------------------------------------- */
@@ -303,9 +323,12 @@ sg_status sg__node_from_kernel(const sg_kernel_desc *desc, const sg__where *wher
 
 /* ---- memset, host, stream function, empty ------------------------------ */
 
-sg_status sg__node_from_memset(const sg_memset_desc *desc, const sg__where *where, sg__node *out) {
+static sg_status memset_node(const sg_memset_desc *desc, const sg__where *where, int dst_temp,
+                             sg__node *out) {
   if (!desc) return fail_at(where, SG_ERR_INVALID_ARGUMENT, "descriptor is NULL");
-  if (!desc->dst) return fail_at(where, SG_ERR_INVALID_ARGUMENT, "dst is NULL");
+  if (dst_temp && desc->dst)
+    return fail_at(where, SG_ERR_INVALID_ARGUMENT, "dst is a temporary: give dst NULL");
+  if (!desc->dst && !dst_temp) return fail_at(where, SG_ERR_INVALID_ARGUMENT, "dst is NULL");
   if (desc->count == 0) return fail_at(where, SG_ERR_INVALID_ARGUMENT, "count is 0");
   unsigned es = desc->element_size;
   if (es != 1 && es != 2 && es != 4)
@@ -320,11 +343,12 @@ sg_status sg__node_from_memset(const sg_memset_desc *desc, const sg__where *wher
     return fail_at(where, SG_ERR_INVALID_ARGUMENT,
                    "count %zu of %u-byte elements is more bytes than a size_t holds", desc->count,
                    es);
-  sg_memory_kind dst_mem;
-  unsigned char dst_alloc;
+  sg_memory_kind dst_mem = SG_MEMORY_DEVICE;
+  unsigned char dst_alloc = 0;
   sg_status st = check_size(where, "count * element_size", bytes);
-  if (!st) st = check_no_wrap(where, "destination", desc->dst, bytes);
-  if (!st) st = check_extent(where, "destination", desc->dst, bytes, &dst_mem, &dst_alloc);
+  if (!st && !dst_temp) st = check_no_wrap(where, "destination", desc->dst, bytes);
+  if (!st && !dst_temp)
+    st = check_extent(where, "destination", desc->dst, bytes, &dst_mem, &dst_alloc);
   if (st) return st;
   char *name;
   if ((st = copy_name(desc->name, where, &name))) return st;
@@ -334,6 +358,15 @@ sg_status sg__node_from_memset(const sg_memset_desc *desc, const sg__where *wher
   out->name = name;
   out->u.memset = (sg__memset){desc->dst, desc->value, es, desc->count, dst_mem, dst_alloc, 0};
   return SG_OK;
+}
+
+sg_status sg__node_from_memset(const sg_memset_desc *desc, const sg__where *where, sg__node *out) {
+  return memset_node(desc, where, 0, out);
+}
+
+sg_status sg__node_from_memset_temp(const sg_memset_desc *desc, const sg__where *where,
+                                    sg__node *out) {
+  return memset_node(desc, where, 1, out);
 }
 
 sg_status sg__node_from_host(const sg_host_desc *desc, const sg__where *where, sg__node *out) {

@@ -132,6 +132,16 @@ sg_status sg__node_from_copy(const sg_copy_desc *desc, const sg__where *where, s
 sg_status sg__node_from_kernel(const sg_kernel_desc *desc, const sg__where *where, sg__node *out);
 sg_status sg__node_from_memset(const sg_memset_desc *desc, const sg__where *where, sg__node *out);
 sg_status sg__node_from_host(const sg_host_desc *desc, const sg__where *where, sg__node *out);
+/* The same for a copy one or both of whose sides are planned temporaries
+ * (their pointers NULL in the descriptor, NULL in the node until an
+ * executable places them; their memory kind device until then), and for a
+ * memset whose destination is one (core/access.h). */
+#define SG__TEMP_DST 1u
+#define SG__TEMP_SRC 2u
+sg_status sg__node_from_copy_temps(const sg_copy_desc *desc, const sg__where *where,
+                                   unsigned temp_sides, sg__node *out);
+sg_status sg__node_from_memset_temp(const sg_memset_desc *desc, const sg__where *where,
+                                    sg__node *out);
 sg_status sg__node_from_stream_fn(const sg_stream_fn_desc *desc, const sg__where *where,
                                   sg__node *out);
 sg_status sg__node_from_nccl(const sg_nccl_desc *desc, const sg__where *where, sg__node *out);

@@ -71,7 +71,18 @@ sg_status sg__graph_snapshot_shallow(const sg_graph *graph, sg__snapshot *out) {
   out->graph_name = graph->name;
   out->node_count = graph->node_count;
   out->nodes = graph->nodes;
-  return build_csr(&graph->edges, graph->node_count, out);
+  out->access = graph->access;
+  if (graph->access.count < 2) return build_csr(&graph->edges, graph->node_count, out);
+  /* Edges inferred from declared accesses join the explicit ones. */
+  uint64_t *keys;
+  size_t key_count;
+  sg_status st = sg__access_infer(&graph->access, graph->node_count, &keys, &key_count);
+  if (st) return st;
+  st = sg__access_merge_csr(graph->edges.from, graph->edges.to, graph->edges.count, keys,
+                            key_count, graph->node_count, &out->succ_start, &out->succ,
+                            &out->succ_inferred, &out->edge_count);
+  sg__free(keys);
+  return st;
 }
 
 sg_status sg__graph_snapshot(const sg_graph *graph, sg__snapshot *out) {
@@ -81,6 +92,8 @@ sg_status sg__graph_snapshot(const sg_graph *graph, sg__snapshot *out) {
   out->owns_nodes = 1;
   out->node_count = 0; /* counts nodes copied so far, so a failure frees just those */
   out->graph_name = NULL;
+  memset(&out->access, 0, sizeof out->access);
+  if (sg__access_table_clone(&graph->access, &out->access)) goto oom;
   if (graph->name && !(out->graph_name = sg__strdup(graph->name))) goto oom;
   out->nodes = sg__calloc(graph->node_count ? graph->node_count : 1, sizeof *out->nodes);
   if (!out->nodes) goto oom;
@@ -100,6 +113,8 @@ void sg__snapshot_free(sg__snapshot *snap) {
     sg__free(snap->nodes);
   }
   if (snap->owns_nodes) sg__free(snap->graph_name);
+  if (snap->owns_nodes) sg__access_table_free(&snap->access);
+  sg__free(snap->succ_inferred);
   sg__free(snap->succ_start);
   sg__free(snap->succ);
   memset(snap, 0, sizeof *snap);
@@ -112,6 +127,36 @@ static size_t append_node(char *buf, size_t cap, size_t len, const sg__snapshot 
   int n = name ? snprintf(buf + len, cap - len, "'%.32s' (#%u)", name, v)
                : snprintf(buf + len, cap - len, "#%u", v);
   return n < 0 ? len : len + (size_t)n;
+}
+
+/* 1 if the edge u -> v is there only because declared accesses imply it. */
+static int edge_inferred(const sg__snapshot *s, uint32_t u, uint32_t v) {
+  if (!s->succ_inferred) return 0;
+  uint32_t lo = s->succ_start[u], hi = s->succ_start[u + 1];
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (s->succ[mid] < v) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < s->succ_start[u + 1] && s->succ[lo] == v && s->succ_inferred[lo];
+}
+
+/* Appends, for the first edge of the cycle that declared accesses made,
+ * which memory made it: the explicit edges run against creation order. */
+static size_t explain_inferred(char *buf, size_t cap, size_t len, const sg__snapshot *s,
+                               const uint32_t *cycle, uint32_t length, uint32_t back_to) {
+  for (uint32_t k = 0; k < length && len < cap; k++) {
+    uint32_t u = cycle[k], v = k + 1 < length ? cycle[k + 1] : back_to;
+    if (!edge_inferred(s, u, v)) continue;
+    char why[400];
+    sg__access_explain(&s->access, u, v, why, sizeof why);
+    int n = snprintf(buf + len, cap - len,
+                     "; the edge #%u -> #%u comes from declared accesses (%s: the node created "
+                     "first runs first), and explicit edges order them the other way",
+                     u, v, why);
+    return n < 0 ? len : len + (size_t)n;
+  }
+  return len;
 }
 
 /* Reports one cycle found by depth-first search over the nodes a topological
@@ -156,6 +201,7 @@ static sg_status report_cycle(const sg__snapshot *s, const uint32_t *indegree, c
           if (len < sizeof msg) len += (size_t)snprintf(msg + len, sizeof msg - len, " -> ");
         }
         len = append_node(msg, sizeof msg, len, s, w);
+        len = explain_inferred(msg, sizeof msg, len, s, stack + from, length, w);
         break;
       }
       color[w] = 1;
@@ -171,6 +217,10 @@ static sg_status report_cycle(const sg__snapshot *s, const uint32_t *indegree, c
 
 sg_status sg__snapshot_check_acyclic(const sg__snapshot *s, const char *fn) {
   uint32_t n = s->node_count;
+  if (s->access.count || s->access.bind_count) {
+    sg_status st = sg__access_check(&s->access, s->nodes, n, fn);
+    if (st) return st;
+  }
   uint32_t *indegree = sg__calloc(n ? n : 1, sizeof *indegree);
   uint32_t *queue = sg__malloc((n ? n : 1) * sizeof *queue);
   if (!indegree || !queue) {
@@ -197,6 +247,7 @@ int sg__snapshot_same_topology(const sg__snapshot *a, const sg__snapshot *b) {
   if (a->node_count != b->node_count || a->edge_count != b->edge_count) return 0;
   for (uint32_t i = 0; i < a->node_count; i++)
     if (!sg__node_same_shape(&a->nodes[i], &b->nodes[i])) return 0;
+  if (!sg__access_same_temps(&a->access, &b->access)) return 0;
   return !memcmp(a->succ_start, b->succ_start, ((size_t)a->node_count + 1) * sizeof(uint32_t)) &&
          !memcmp(a->succ, b->succ, (size_t)a->edge_count * sizeof(uint32_t));
 }

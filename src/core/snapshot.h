@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 
+#include "core/access.h"
 #include "core/node.h"
 #include "streamgraph/graph.h"
 
@@ -17,6 +18,12 @@ typedef struct sg__snapshot {
   uint32_t *succ_start;    /* node_count + 1 offsets into succ */
   uint32_t *succ;          /* successors of node i: succ[succ_start[i] .. succ_start[i+1]), ascending */
   int owns_nodes;          /* 0 for a shallow snapshot that borrows the graph's nodes */
+  /* Declared accesses (core/access.h): succ holds the edges they imply as
+   * well, and succ_inferred (one byte per entry of succ, NULL when none)
+   * marks those no explicit edge duplicates. `access` is borrowed from the
+   * graph by a shallow snapshot, owned by a deep one. */
+  uint8_t *succ_inferred;
+  sg__access_table access;
 } sg__snapshot;
 
 /* Deep copy of `graph` (SG_ERR_OUT_OF_MEMORY leaves *out zeroed). */

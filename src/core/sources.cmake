@@ -12,6 +12,8 @@ list(APPEND SG_C_SOURCES
   core/node.c
   core/node_memory.c
   core/edge_set.c
+  core/access.c
+  core/graph_access.c
   core/text.c
   core/graph.c
   core/graph_name.c

@@ -1,4 +1,4 @@
-/* Text output: a growing buffer, and names escaped for JSON and DOT. */
+/* Text output: a growing buffer, and names escaped for JSON, DOT and XML (SVG). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -105,6 +105,32 @@ static void put_escaped(sg__text *t, const char *s, int json) {
 }
 
 void sg__text_json(sg__text *t, const char *s) { put_escaped(t, s, 1); }
+
+void sg__text_xml(sg__text *t, const char *s) {
+  const unsigned char *p = (const unsigned char *)s;
+  size_t left = strlen(s);
+  while (left) {
+    size_t n = sg__utf8_sequence(p, left);
+    if (n == 0) {
+      sg__text_put(t, replacement, 3);
+      n = 1;
+    } else if (*p == '&') {
+      sg__text_put(t, "&amp;", 5);
+    } else if (*p == '<') {
+      sg__text_put(t, "&lt;", 4);
+    } else if (*p == '>') {
+      sg__text_put(t, "&gt;", 4);
+    } else if (*p == '"') {
+      sg__text_put(t, "&quot;", 6);
+    } else if (*p < 0x20 || *p == 0x7f) {
+      sg__text_put(t, " ", 1); /* XML 1.0 allows no control characters but tab and newline */
+    } else {
+      sg__text_put(t, (const char *)p, n);
+    }
+    p += n;
+    left -= n;
+  }
+}
 
 void sg__text_dot(sg__text *t, const char *s) { put_escaped(t, s, 0); }
 

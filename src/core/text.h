@@ -4,7 +4,7 @@
  * Names are arbitrary bytes to the library, but the formats they end up in
  * are not: JSON must be valid UTF-8 with control characters escaped, and a
  * DOT string must not end early or break its line. So every name goes
- * through sg__text_json or sg__text_dot, which escape what the format needs
+ * through sg__text_json, sg__text_dot or sg__text_xml, which escape what the format needs
  * and replace each byte that does not begin a well-formed UTF-8 sequence by
  * U+FFFD (the replacement character), as browsers and Perfetto do when
  * decoding. */
@@ -31,6 +31,9 @@ void sg__text_json(sg__text *t, const char *s);
 /* `s` as the inside of a double-quoted DOT string (control characters
  * become spaces). */
 void sg__text_dot(sg__text *t, const char *s);
+/* `s` as XML character data or the inside of a double-quoted attribute
+ * (SVG): markup characters as entities, control characters as spaces. */
+void sg__text_xml(sg__text *t, const char *s);
 /* Frees the buffer (a text is reusable after). */
 void sg__text_free(sg__text *t);
 /* Hands the buffer over (NUL-terminated, "" when nothing was written), or

@@ -265,6 +265,8 @@ static const sg__backend_ops cuda_ops = {
     .track_launches = cuda_track_launches,
     .update_node = cuda_update_node,
     .renumber = cuda_renumber,
+    .arena_alloc = sg__cuda_arena_alloc,
+    .arena_free = sg__cuda_arena_free,
 };
 
 const sg__backend_ops *sg__cuda_backend(void) { return &cuda_ops; }

@@ -436,4 +436,11 @@ cudaError_t sg__cuda_graph_set_kernel(sg__cuda_state *b, uint32_t index, const s
 /* Blocks until every launch so far is done (mode-independent). */
 sg_status sg__cuda_wait_idle(sg__cuda_state *b, const char *fn);
 
+/* ---- cuda_arena.c -------------------------------------------------------- */
+
+/* The arena of an executable's planned temporaries: one cudaMalloc on
+ * `device` (sg__backend_ops.arena_alloc), freed with cudaFree. */
+sg_status sg__cuda_arena_alloc(int device, size_t bytes, const char *fn, void **arena);
+void sg__cuda_arena_free(int device, void *arena);
+
 #endif

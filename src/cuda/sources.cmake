@@ -5,6 +5,7 @@ list(APPEND SG_CUDA_C_SOURCES
   cuda/device_port.c
   cuda/stream_link.c
   cuda/cuda_exec.c
+  cuda/cuda_arena.c
   cuda/cuda_device.c
   cuda/cuda_devices.c
   cuda/peer_access.c

@@ -107,7 +107,18 @@ typedef struct sg__backend_ops {
    * it learns the count now (`launches`, all ended) and numbers on from
    * there. NULL when the backend takes each launch's number as given. */
   void (*renumber)(void *state, uint64_t launches);
+  /* The memory of an executable's planned temporaries (docs/buffers.md):
+   * `bytes` (> 0) on device `device`, aligned to SG__ARENA_ALLOC_ALIGN,
+   * where the backend's nodes can read and write it (device memory for
+   * CUDA, host memory for the host backend). Messages start with `fn`.
+   * Freed with arena_free when the executable (or the topology that
+   * planned it) goes, with nothing in flight. */
+  sg_status (*arena_alloc)(int device, size_t bytes, const char *fn, void **arena);
+  void (*arena_free)(int device, void *arena);
 } sg__backend_ops;
+
+/* The alignment an arena has at least (what cudaMalloc gives). */
+#define SG__ARENA_ALLOC_ALIGN 256u
 
 /* ---- what a backend reports to its executable (thread-safe) ------------- */
 

@@ -13,6 +13,7 @@
 #include "core/sys.h"
 #include "exec/exec.h"
 #include "exec/exec_internal.h"
+#include "exec/exec_temps.h"
 #include "exec/trace.h"
 #include "plan/plan.h"
 
@@ -137,6 +138,8 @@ sg_status sg_exec_create(const sg_graph *graph, const sg_exec_options *opts, sg_
   sg__graph_read_end(graph);
   if (st) goto fail_lock;
   if ((st = sg__snapshot_hold_memory(&e->snap, __func__))) goto fail_plan;
+  if ((st = sg__exec_temps_create(e->ops, o.device, &e->snap, e->plan, __func__, &e->temps)))
+    goto fail_plan;
   if (o.trace &&
       (st = sg__trace_new(e->snap.node_count, o.trace_launches, __func__, &e->trace)))
     goto fail_plan;
@@ -150,6 +153,7 @@ sg_status sg_exec_create(const sg_graph *graph, const sg_exec_options *opts, sg_
 fail_backend:
   e->ops->destroy(e->state);
 fail_plan:
+  sg__exec_temps_free(e->temps);
   sg__trace_free(e->trace);
   sg__snapshot_release_memory(&e->snap); /* releases only what was held */
   sg__plan_free(e->plan);
@@ -169,6 +173,7 @@ sg_status sg_exec_destroy(sg_exec *exec) {
   exec->ops->wait(exec->state);
   if (exec->dump) sg__exec_dump(exec);
   exec->ops->destroy(exec->state);
+  sg__exec_temps_free(exec->temps);
   sg__trace_free(exec->trace);
   sg__snapshot_release_memory(&exec->snap); /* nothing runs now: sg_mem_free may free them */
   sg__plan_free(exec->plan);

@@ -63,6 +63,8 @@ void sg__exec_stop_dump(sg_exec *exec);
 /* Writes every kept launch of `exec` as Chrome trace JSON to `path`, after
  * waiting; no entry check (sg_exec_write_trace does it). */
 sg_status sg__exec_write_trace(sg_exec *exec, const char *path, const char *fn);
+/* The same as an SVG timeline (sg_exec_write_trace_svg). */
+sg_status sg__exec_write_trace_svg(sg_exec *exec, const char *path, const char *fn);
 /* Writes the files SG_TRACE_DIR asks for (exec_dump.c); errors are ignored
  * and the thread's message is kept. */
 void sg__exec_dump(sg_exec *exec);

@@ -1,6 +1,6 @@
 /* SG_TRACE_DIR: an executable made while the variable names a directory is
  * traced, and when it is destroyed (or rebuilt for a new topology) its
- * graph, plan and trace are written there (docs/observability.md). A
+ * graph, plan (DOT and SVG) and trace (JSON and SVG) are written there (docs/observability.md). A
  * diagnostic for programs one cannot edit: failures are ignored, and the
  * thread's last error message is left as it was. */
 #include <stdatomic.h>
@@ -52,6 +52,8 @@ void sg__exec_dump_graph(sg_exec *exec, const char *stem) {
     write_text(path, dot);
     sg_free(dot);
   }
+  snprintf(path, sizeof path, "%s.plan.svg", stem);
+  sg_plan_write_svg(exec->plan, path);
 }
 
 void sg__exec_dump(sg_exec *exec) {
@@ -63,6 +65,8 @@ void sg__exec_dump(sg_exec *exec) {
   if (exec->trace && exec->launched) {
     snprintf(path, sizeof path, "%s.trace.json", stem);
     sg__exec_write_trace(exec, path, "sg_exec_destroy");
+    snprintf(path, sizeof path, "%s.trace.svg", stem);
+    sg__exec_write_trace_svg(exec, path, "sg_exec_destroy");
   }
   sg__fail(SG_OK, "%s", saved);
 }

@@ -36,6 +36,7 @@ struct sg_exec {
   uint64_t next_label;
   int dump;                    /* SG_TRACE_DIR was set: write the files at destruction */
   struct sg__rebuild *rebuild; /* sg_exec_update_async's slot (exec_rebuild.c); NULL until used */
+  struct sg__exec_temps *temps; /* planned temporaries and their arena, or NULL (exec_temps.h) */
 
   pthread_mutex_t lock;        /* guards what follows: backends' threads write it */
   sg_exec_stats stats;

@@ -25,6 +25,7 @@
 #include "core/sys.h"
 #include "exec/exec.h"
 #include "exec/exec_internal.h"
+#include "exec/exec_temps.h"
 #include "exec/trace.h"
 #include "plan/plan.h"
 
@@ -49,6 +50,7 @@ typedef struct sg__rebuild {
   uint64_t base;      /* launches made when the build started */
   int traced;
   sg_plan *plan;
+  sg__exec_temps *temps; /* the new topology's planned temporaries, or NULL */
   struct sg__trace *trace;
   void *state;
   sg_status status;
@@ -58,6 +60,7 @@ typedef struct sg__rebuild {
   void *old_state;
   sg__snapshot old_snap;
   sg_plan *old_plan;
+  sg__exec_temps *old_temps;
   struct sg__trace *old_trace;
 
   /* What the last asynchronous update came to. */
@@ -71,8 +74,9 @@ typedef struct sg__rebuild {
 
 /* Frees a built version nobody will run (or the pieces of a failed one). */
 static void free_version(const sg__backend_ops *ops, void *state, struct sg__trace *trace,
-                         sg__snapshot *snap, sg_plan *plan) {
+                         sg__exec_temps *temps, sg__snapshot *snap, sg_plan *plan) {
   if (state) ops->destroy(state);
+  sg__exec_temps_free(temps); /* after the state whose nodes use the arena */
   sg__trace_free(trace);
   sg__snapshot_release_memory(snap);
   sg__plan_free(plan);
@@ -83,6 +87,11 @@ static sg_status build(sg__rebuild *rb) {
   sg_exec *exec = rb->exec;
   sg_status st = sg__exec_plan_build(&rb->snap, &exec->options, &rb->plan);
   if (st) return sg__plan_prefix_failure(st, async_fn);
+  /* Temporaries are planned for the new schedule, in an arena of their
+   * own: the old one stays until the old version is freed. */
+  if ((st = sg__exec_temps_create(exec->ops, exec->options.device, &rb->snap, rb->plan, async_fn,
+                                  &rb->temps)))
+    return st;
   if (rb->traced && (st = sg__trace_new(rb->snap.node_count, exec->options.trace_launches,
                                         async_fn, &rb->trace)))
     return st;
@@ -104,8 +113,9 @@ static void *build_main(void *arg) {
   if (st) {
     snprintf(rb->message, sizeof rb->message, "%s", sg_last_error());
     rb->state = NULL;
-    free_version(ops, NULL, rb->trace, &rb->snap, rb->plan);
+    free_version(ops, NULL, rb->trace, rb->temps, &rb->snap, rb->plan);
     rb->trace = NULL;
+    rb->temps = NULL;
     rb->plan = NULL;
   }
   rb->status = st;
@@ -118,14 +128,16 @@ static void *build_main(void *arg) {
   const int order = rb->order;
   sg__mutex_unlock(&rb->lock);
   if (order == ORDER_RETIRE) {
-    free_version(ops, rb->old_state, rb->old_trace, &rb->old_snap, rb->old_plan);
+    free_version(ops, rb->old_state, rb->old_trace, rb->old_temps, &rb->old_snap, rb->old_plan);
     rb->old_state = NULL;
     rb->old_trace = NULL;
+    rb->old_temps = NULL;
     rb->old_plan = NULL;
   } else if (order == ORDER_DISCARD) {
-    free_version(ops, rb->state, rb->trace, &rb->snap, rb->plan);
+    free_version(ops, rb->state, rb->trace, rb->temps, &rb->snap, rb->plan);
     rb->state = NULL;
     rb->trace = NULL;
+    rb->temps = NULL;
     rb->plan = NULL;
   }
   return NULL;
@@ -186,17 +198,20 @@ static sg_status conclude(sg_exec *exec, sg__rebuild *rb) {
   rb->old_state = exec->state;
   rb->old_trace = exec->trace;
   rb->old_plan = exec->plan;
+  rb->old_temps = exec->temps;
   rb->old_snap = exec->snap;
   const uint32_t original_serial = exec->snap.graph_serial;
   exec->state = rb->state;
   exec->trace = rb->trace;
   exec->plan = rb->plan;
+  exec->temps = rb->temps;
   exec->snap = rb->snap;
   exec->snap.graph_serial = original_serial; /* handles of the first graph stay valid */
   exec->update_serial = rb->serial;
   memset(&rb->snap, 0, sizeof rb->snap);
   rb->state = NULL;
   rb->trace = NULL;
+  rb->temps = NULL;
   rb->plan = NULL;
   sg__mutex_lock(&exec->lock);
   exec->stats.rebuilds++;
@@ -271,6 +286,7 @@ static sg_status start(sg_exec *exec, sg__rebuild *rb, sg__snapshot *fresh, uint
   rb->base = exec->launched;
   rb->traced = exec->trace != NULL;
   rb->plan = NULL;
+  rb->temps = NULL;
   rb->trace = NULL;
   rb->state = NULL;
   rb->status = SG_OK;

@@ -1,5 +1,5 @@
 /* Traces of an executable: reading kept launches as records, writing them
- * as Chrome trace JSON, and what the pipeline needs to trace its instances
+ * as Chrome trace JSON or an SVG timeline, and what the pipeline needs to trace its instances
  * (exec/exec.h). The backends commit the times (exec/trace.h); this file
  * only reads them, after waiting so that every launch made is committed. */
 #include <inttypes.h>
@@ -10,6 +10,7 @@
 #include "exec/exec.h"
 #include "exec/exec_internal.h"
 #include "exec/trace_json.h"
+#include "exec/trace_svg.h"
 #include "plan/plan.h"
 #include "plan/schedule.h"
 
@@ -117,6 +118,22 @@ sg_status sg_exec_write_trace(sg_exec *exec, const char *path) {
   sg_status st = sg__exec_enter(exec, __func__);
   if (st) return st;
   st = path ? sg__exec_write_trace(exec, path, __func__)
+            : sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: path is NULL", __func__);
+  sg__exec_leave(exec);
+  return st;
+}
+
+sg_status sg__exec_write_trace_svg(sg_exec *exec, const char *path, const char *fn) {
+  char title[SG__LABEL_BYTES + 16];
+  sg__trace_source src;
+  sg_status st = sg__exec_trace_source(exec, sg__exec_title(exec, title, sizeof title), &src, fn);
+  return st ? st : sg__trace_write_svg(&src, 1, path, fn);
+}
+
+sg_status sg_exec_write_trace_svg(sg_exec *exec, const char *path) {
+  sg_status st = sg__exec_enter(exec, __func__);
+  if (st) return st;
+  st = path ? sg__exec_write_trace_svg(exec, path, __func__)
             : sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: path is NULL", __func__);
   sg__exec_leave(exec);
   return st;

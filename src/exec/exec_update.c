@@ -10,6 +10,7 @@
 #include "core/sys.h"
 #include "exec/exec.h"
 #include "exec/exec_internal.h"
+#include "exec/exec_temps.h"
 #include "exec/trace.h"
 #include "plan/plan.h"
 
@@ -37,8 +38,8 @@ static sg_status exec_target(sg_exec *exec, sg_node node, sg__node_kind kind, co
  * replaced argument block is kept as the spare for the next update). */
 static sg_status apply(sg_exec *exec, uint32_t index, sg__node *fresh, const char *fn) {
   int in_place = 0;
-  sg_status st = sg__node_hold_memory(fresh, index, fn);
-  if (st) return st;
+  sg_status st = sg__exec_temps_patch(exec->temps, index, fresh, fn);
+  if (st || (st = sg__node_hold_memory(fresh, index, fn))) return st;
   if (sg__nvtx_active()) {
     char title[SG__LABEL_BYTES + 16], label[SG__LABEL_BYTES];
     sg__nvtx_push(SG__NVTX_UPDATE, "update %s node %s", sg__exec_title(exec, title, sizeof title),
@@ -101,10 +102,14 @@ sg_status sg_exec_set_copy(sg_exec *exec, sg_node node, const sg_copy_desc *desc
   if (st) return st;
   uint32_t index;
   st = exec_target(exec, node, SG__NODE_COPY, __func__, &index);
+  unsigned sides = 0; /* sides that are temporaries (core/access.h) */
+  if (!st && exec->temps)
+    st = sg__exec_temps_sides(exec->temps, index, desc ? desc->bytes : 0, 1, __func__, &sides);
   if (!st) {
     sg__where where = {__func__, NULL, NULL, &exec->snap.nodes[index], index};
     sg__node fresh;
-    if (!(st = sg__node_from_copy(desc, &where, &fresh))) {
+    if (!(st = sides ? sg__node_from_copy_temps(desc, &where, sides, &fresh)
+                     : sg__node_from_copy(desc, &where, &fresh))) {
       st = apply(exec, index, &fresh, __func__);
       discard(exec, &fresh);
     }
@@ -118,10 +123,19 @@ sg_status sg_exec_set_memset(sg_exec *exec, sg_node node, const sg_memset_desc *
   if (st) return st;
   uint32_t index;
   st = exec_target(exec, node, SG__NODE_MEMSET, __func__, &index);
+  unsigned sides = 0;
+  if (!st && exec->temps) {
+    size_t bytes = 0;
+    if (desc && __builtin_mul_overflow(desc->count, (size_t)desc->element_size, &bytes))
+      bytes = SIZE_MAX;
+    st = sg__exec_temps_sides(exec->temps, index, bytes, desc ? desc->element_size : 1, __func__,
+                              &sides);
+  }
   if (!st) {
     sg__where where = {__func__, NULL, NULL, &exec->snap.nodes[index], index};
     sg__node fresh;
-    if (!(st = sg__node_from_memset(desc, &where, &fresh))) {
+    if (!(st = sides ? sg__node_from_memset_temp(desc, &where, &fresh)
+                     : sg__node_from_memset(desc, &where, &fresh))) {
       st = apply(exec, index, &fresh, __func__);
       discard(exec, &fresh);
     }
@@ -202,6 +216,9 @@ sg_status sg_exec_set_nccl(sg_exec *exec, sg_node node, const sg_nccl_desc *desc
  * the executable stays usable). */
 sg_status sg__exec_update_params(sg_exec *exec, sg__snapshot *fresh, const char *fn) {
   for (uint32_t i = 0; i < fresh->node_count; i++) {
+    /* Bound arguments get their addresses first, so that they compare equal. */
+    sg_status patched = sg__exec_temps_patch(exec->temps, i, &fresh->nodes[i], "sg_exec_update");
+    if (patched) return patched;
     if (sg__node_params_equal(&exec->snap.nodes[i], &fresh->nodes[i])) continue;
     sg_status st = apply(exec, i, &fresh->nodes[i], fn);
     if (st) return st;
@@ -223,11 +240,20 @@ static sg_status rebuild(sg_exec *exec, sg__snapshot *fresh, const char *fn) {
     sg__plan_free(plan);
     return st;
   }
+  /* Temporaries are planned again for the new schedule, in an arena of
+   * their own: the old one stays until the old state is gone. */
+  sg__exec_temps *temps = NULL;
+  if ((st = sg__exec_temps_create(exec->ops, exec->options.device, fresh, plan, fn, &temps))) {
+    sg__snapshot_release_memory(fresh);
+    sg__plan_free(plan);
+    return st;
+  }
   /* The kept launches name the old nodes: a traced executable starts a new
    * trace with the new topology. */
   sg__trace *trace = NULL;
   if (exec->trace &&
       (st = sg__trace_new(fresh->node_count, exec->options.trace_launches, fn, &trace))) {
+    sg__exec_temps_free(temps);
     sg__snapshot_release_memory(fresh);
     sg__plan_free(plan);
     return st;
@@ -238,6 +264,7 @@ static sg_status rebuild(sg_exec *exec, sg__snapshot *fresh, const char *fn) {
   st = sg__exec_backend_create(exec, fresh, plan, trace, fn, &state);
   if (st) {
     sg__trace_free(trace);
+    sg__exec_temps_free(temps);
     sg__snapshot_release_memory(fresh);
     sg__plan_free(plan); /* `fresh` stays the caller's */
     return st;
@@ -246,6 +273,8 @@ static sg_status rebuild(sg_exec *exec, sg__snapshot *fresh, const char *fn) {
    * new one keeps pointing at `fresh`'s nodes, moved into the executable,
    * and times its launches into the new trace. */
   exec->ops->destroy(exec->state);
+  sg__exec_temps_free(exec->temps);
+  exec->temps = temps;
   sg__trace_free(exec->trace);
   exec->trace = trace;
   sg__snapshot_release_memory(&exec->snap);

@@ -7,6 +7,8 @@ list(APPEND SG_C_SOURCES
   exec/exec_rebuild.c
   exec/trace.c
   exec/trace_json.c
+  exec/trace_svg.c
   exec/exec_trace.c
   exec/exec_dump.c
-  exec/staging_api.c)
+  exec/staging_api.c
+  exec/exec_temps.c)

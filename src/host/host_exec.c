@@ -584,6 +584,8 @@ static const sg__backend_ops host_ops = {
     .wait_launch = host_wait_launch,
     .query_launch = host_query_launch,
     .update_node = host_update_node,
+    .arena_alloc = sg__host_arena_alloc,
+    .arena_free = sg__host_arena_free,
 };
 
 const sg__backend_ops *sg__host_backend(void) { return &host_ops; }

@@ -15,4 +15,8 @@ sg_status sg__host_check_node(const sg__node *node, uint32_t index, const char *
  * node into `message`. */
 sg_status sg__host_run_node(const sg__node *node, uint32_t index, char *message, size_t cap);
 
+/* The arena of an executable's planned temporaries (host_arena.c). */
+sg_status sg__host_arena_alloc(int device, size_t bytes, const char *fn, void **arena);
+void sg__host_arena_free(int device, void *arena);
+
 #endif

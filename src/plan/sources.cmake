@@ -17,6 +17,10 @@ list(APPEND SG_C_SOURCES
   plan/work.c
   plan/schedule_build.c
   plan/schedule_check.c
+  plan/memplan.c
+  plan/memplan_bound.c
+  plan/memplan_check.c
   plan/plan.c
   plan/programmatic.c
-  plan/plan_dot.c)
+  plan/plan_dot.c
+  plan/plan_svg.c)

@@ -55,6 +55,23 @@ TEST(Memory, BadRequests) {
   EXPECT_EQ(sg_mem_kind(nullptr, &kind), SG_ERR_INVALID_ARGUMENT);
 }
 
+TEST(Memory, FreeingTwiceSaysAlreadyFreed) {
+  for (sg_memory_kind k : {SG_MEMORY_DEVICE, SG_MEMORY_HOST_PINNED}) {
+    void *p = nullptr;
+    SG_ASSERT_OK(sg_mem_alloc(SG_BACKEND_HOST, k, 0, 128, &p));
+    SG_ASSERT_OK(sg_mem_free(p));
+    EXPECT_EQ(sg_mem_free(p), SG_ERR_INVALID_ARGUMENT);
+    std::string msg = sg_last_error();
+    EXPECT_NE(msg.find("sg_mem_free"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("already freed"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find("not returned by sg_mem_alloc"), std::string::npos) << msg;
+    // An address given out again is a live block: freeing it is fine.
+    void *q = nullptr;
+    SG_ASSERT_OK(sg_mem_alloc(SG_BACKEND_HOST, k, 0, 128, &q));
+    SG_EXPECT_OK(sg_mem_free(q));
+  }
+}
+
 TEST(Memory, CudaBackendWithoutADeviceIsUnavailable) {
   if (sg_cuda_device_count() > 0) GTEST_SKIP() << "a CUDA device is present";
   void *p = nullptr;

@@ -9,11 +9,14 @@
 
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "gpu_util.h"
+#include "svg_check.h"
 #include "trace_check.h"
 
 namespace {
@@ -156,6 +159,35 @@ TEST_P(GpuTrace, EveryLaunchQueuedAheadIsTimed) {
   EXPECT_EQ(f.nodes.size(), launches * w.t.nodes.size());
   EXPECT_EQ(f.launches.size(), size_t(launches));
   EXPECT_EQ(f.names.count("'traced'"), 1u);
+
+  // The SVG timeline shows the same runs: one bar per node run on its
+  // stream's lane with the record's exact times, copies again on their
+  // direction's lane, one launch bar per launch.
+  std::string svg_path = ::testing::TempDir() + "gpu_trace_" + GetParam().name + ".svg";
+  SG_ASSERT_OK(sg_exec_write_trace_svg(e, svg_path.c_str()));
+  sgtest::XmlDoc doc;
+  ASSERT_TRUE(sgtest::parse_xml(sgtest::read_file(svg_path), &doc, &why)) << why;
+  std::remove(svg_path.c_str());
+  std::map<std::tuple<std::string, uint64_t, uint64_t>, const sgtest::XmlElement *> bars;
+  size_t launch_bars = 0;
+  for (const sgtest::XmlElement *r : doc.all("rect", "span")) {
+    if (r->is("launch")) launch_bars++;
+    if (!r->has("data-node") || !r->has("data-launch")) continue;
+    bars[{doc.parent_of(*r)->attr("data-name"), r->num("data-node"), r->num("data-launch")}] = r;
+  }
+  EXPECT_EQ(launch_bars, size_t(launches));
+  for (uint64_t l = 1; l <= launches; l++)
+    for (const sg_trace_record &r : sgtest::records_of(e, l, w.t.nodes.size())) {
+      uint32_t n = sg_node_index(r.node);
+      auto it = bars.find({"stream " + std::to_string(r.stream), n, l});
+      ASSERT_NE(it, bars.end()) << "no bar for node " << n << " of launch " << l;
+      EXPECT_EQ(it->second->num("data-start-ns"), r.launch_start_ns + r.start_ns);
+      EXPECT_EQ(it->second->num("data-end-ns"), r.launch_start_ns + std::max(r.end_ns, r.start_ns));
+    }
+  for (uint64_t l = 1; l <= launches; l++) {
+    EXPECT_EQ(bars.count({"copies host to device", 0, l}), 1u) << "launch " << l;
+    EXPECT_EQ(bars.count({"copies device to host", 7, l}), 1u) << "launch " << l;
+  }
 }
 
 // Parameter updates (in place in graph mode) and a rebuild for a new

@@ -52,9 +52,16 @@ TEST(BackendEnv, AValueNamingNoBackendIsRefusedWithAMessage) {
     o.backend = SG_BACKEND_HOST;
     SG_EXPECT_OK(sg_exec_create(g, &o, &e));
     if (e) sg_exec_destroy(e);
-    // The call without a status answers as if it were unset.
-    EXPECT_EQ(sg_backend_resolve(SG_BACKEND_AUTO),
-              sg_cuda_device_count() > 0 ? SG_BACKEND_CUDA : SG_BACKEND_HOST);
+    // The call without a status answers AUTO with the message set, so the
+    // next call given its answer refuses it.
+    sg_backend resolved = sg_backend_resolve(SG_BACKEND_AUTO);
+    EXPECT_EQ(resolved, SG_BACKEND_AUTO);
+    EXPECT_TRUE(has("sg_backend_resolve")) << sg_last_error();
+    EXPECT_TRUE(has("SG_BACKEND is \"" + std::string(bad) + "\"")) << sg_last_error();
+    EXPECT_EQ(sg_mem_alloc(resolved, SG_MEMORY_DEVICE, 0, 64, &p), SG_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(p, nullptr);
+    // An explicit backend is returned as it is.
+    EXPECT_EQ(sg_backend_resolve(SG_BACKEND_HOST), SG_BACKEND_HOST);
   }
 }
 
@@ -84,6 +91,32 @@ TEST(BackendEnv, CudaWithoutADeviceSaysSo) {
   EXPECT_EQ(sg_exec_create(g, &o, &e), SG_ERR_BACKEND_UNAVAILABLE);
   EXPECT_TRUE(has("SG_BACKEND=cuda")) << sg_last_error();
   EXPECT_TRUE(has("unset it")) << sg_last_error();
+}
+
+// The pattern the README and the examples use: resolve once, then pass the
+// answer on. SG_BACKEND=cuda without a device must not end up on the host.
+TEST(BackendEnv, CudaWithoutADeviceIsRefusedThroughTheResolvedBackend) {
+  if (sg_cuda_device_count() > 0) GTEST_SKIP() << "a CUDA device is present";
+  BackendEnv env("cuda");
+  sg_backend backend = sg_backend_resolve(SG_BACKEND_AUTO);
+  EXPECT_NE(backend, SG_BACKEND_HOST);
+  EXPECT_TRUE(has("sg_backend_resolve: SG_BACKEND=cuda")) << sg_last_error();
+  void *p = nullptr;
+  EXPECT_EQ(sg_mem_alloc(backend, SG_MEMORY_DEVICE, 0, 64, &p), SG_ERR_BACKEND_UNAVAILABLE);
+  EXPECT_EQ(p, nullptr);
+  EXPECT_TRUE(has("sg_mem_alloc: SG_BACKEND=cuda")) << sg_last_error();
+  sgtest::Graph g;
+  sg_exec_options o;
+  sg_exec_options_init(&o);
+  o.backend = backend;
+  sg_exec *e = nullptr;
+  EXPECT_EQ(sg_exec_create(g, &o, &e), SG_ERR_BACKEND_UNAVAILABLE);
+  EXPECT_EQ(e, nullptr);
+}
+
+TEST(BackendEnv, HostIsHonouredByTheResolvedBackend) {
+  BackendEnv env("host");
+  EXPECT_EQ(sg_backend_resolve(SG_BACKEND_AUTO), SG_BACKEND_HOST);
 }
 
 }  // namespace

@@ -64,7 +64,7 @@ TEST(MemInUse, FreeWhileALiveExecutableNamesTheBlockIsDeferredToItsDestruction) 
 
   // Freeing twice is refused; naming the freed block in a new node too.
   EXPECT_EQ(sg_mem_free(dev), SG_ERR_INVALID_ARGUMENT);
-  EXPECT_TRUE(has("freed already")) << sg_last_error();
+  EXPECT_TRUE(has("already freed")) << sg_last_error();
   Graph g2;
   sg_copy_desc c = {dev, in.data(), kBytes, SG_COPY_AUTO, "late"};
   EXPECT_EQ(sg_graph_add_copy(g2, &c, nullptr, 0, nullptr), SG_ERR_INVALID_ARGUMENT);

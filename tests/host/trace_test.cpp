@@ -18,6 +18,7 @@
 
 #include "json_check.h"
 #include "sg_test_util.h"
+#include "svg_check.h"
 #include "trace_check.h"
 
 namespace {
@@ -483,6 +484,7 @@ TEST(TraceDir, ExecutablesAndPipelinesWriteTheirFiles) {
   }
   pclose(ls);
   int graph_dots = 0, plan_dots = 0, traces = 0, pipeline_traces = 0;
+  int plan_svgs = 0, trace_svgs = 0, pipeline_svgs = 0;
   for (const std::string &name : files) {
     std::string path = dir + "/" + name, why;
     EXPECT_EQ(name.rfind("dumped_graph-", 0), 0u) << name;
@@ -495,6 +497,15 @@ TEST(TraceDir, ExecutablesAndPipelinesWriteTheirFiles) {
       sgtest::TraceFile f;
       EXPECT_TRUE(sgtest::load_trace(path, &f, &why)) << name << ": " << why;
       EXPECT_FALSE(f.nodes.empty()) << name;
+    } else if (name.find(".svg") != std::string::npos) {
+      bool plan = name.find(".plan.svg") != std::string::npos;
+      (plan ? plan_svgs : name.find(".pipeline.trace.svg") != std::string::npos ? pipeline_svgs
+                                                                                 : trace_svgs)++;
+      sgtest::XmlDoc doc;
+      EXPECT_TRUE(sgtest::parse_xml(sgtest::read_file(path), &doc, &why)) << name << ": " << why;
+      EXPECT_FALSE(doc.all(plan ? "g" : "rect", plan ? "node" : "span").empty()) << name;
+    } else {
+      ADD_FAILURE() << "unexpected file " << name;
     }
     std::remove(path.c_str());
   }
@@ -503,6 +514,9 @@ TEST(TraceDir, ExecutablesAndPipelinesWriteTheirFiles) {
   EXPECT_EQ(plan_dots, 2);
   EXPECT_EQ(traces, 1) << "the executable's; the pipeline's instances write none of their own";
   EXPECT_EQ(pipeline_traces, 1);
+  EXPECT_EQ(plan_svgs, 2);
+  EXPECT_EQ(trace_svgs, 1);
+  EXPECT_EQ(pipeline_svgs, 1);
 }
 
 }  // namespace

@@ -19,8 +19,9 @@ flags="$(pkg-config --cflags --libs streamgraph)"
 echo "cc $(basename "$program") $flags"
 cc -std=c11 -Wall -Wextra -Werror "$program" $flags -o "$work/outside"
 libdir="$(pkg-config --variable=libdir streamgraph)"
-LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-  "$work/outside" "$(pkg-config --modversion streamgraph)" "$work"
+# It starts as built: the run path in Libs finds the library (no
+# LD_LIBRARY_PATH, no ldconfig).
+env -u LD_LIBRARY_PATH "$work/outside" "$(pkg-config --modversion streamgraph)" "$work"
 
 # A static link: the static library plus what `--static` adds (Libs.private)
 # must be enough.
@@ -30,6 +31,12 @@ cc -std=c11 -Wall -Wextra -Werror $(pkg-config --cflags streamgraph) "$program" 
   "$libdir/libstreamgraph.a" $static_libs -o "$work/outside_static"
 "$work/outside_static" "$(pkg-config --modversion streamgraph)" "$work"
 
-# The kernels library has its own file, which pulls in streamgraph's.
+# The kernels library has its own file, which pulls in streamgraph's; a
+# program using both starts as built too.
 pkg-config --exists streamgraph-kernels ||
   { echo "pkgconfig_test: no streamgraph-kernels.pc" >&2; exit 1; }
+kflags="$(pkg-config --cflags --libs streamgraph-kernels)"
+echo "cc outside_kernels.c $kflags"
+cc -std=c11 -Wall -Wextra -Werror "$(dirname "$program")/outside_kernels.c" $kflags \
+  -o "$work/outside_kernels"
+env -u LD_LIBRARY_PATH "$work/outside_kernels"

@@ -49,3 +49,22 @@ message("${run_output}")
 if(NOT run_output MATCHES "host backend: correct")
   message(FATAL_ERROR "the README's first program printed:\n${run_output}")
 endif()
+
+# A backend named in SG_BACKEND is the one the program gets, or it is
+# refused with a message; never silently replaced by another.
+execute_process(COMMAND ${CMAKE_COMMAND} -E env SG_BACKEND=bogus ${WORK_DIR}/build/first
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+if(rc EQUAL 0 OR NOT out MATCHES "SG_BACKEND is \"bogus\", which names no backend")
+  message(FATAL_ERROR "SG_BACKEND=bogus was not refused (exit ${rc}):\n${out}")
+endif()
+message("SG_BACKEND=bogus: ${out}")
+execute_process(COMMAND ${CMAKE_COMMAND} -E env SG_BACKEND=cuda ${WORK_DIR}/build/first
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+if(out MATCHES "host backend: correct")
+  message(FATAL_ERROR "SG_BACKEND=cuda ran on the host backend:\n${out}")
+endif()
+if(NOT (rc EQUAL 0 AND out MATCHES "CUDA backend: correct")
+   AND NOT (NOT rc EQUAL 0 AND out MATCHES "SG_BACKEND=cuda asks for the CUDA backend"))
+  message(FATAL_ERROR "SG_BACKEND=cuda neither ran on CUDA nor was refused (exit ${rc}):\n${out}")
+endif()
+message("SG_BACKEND=cuda: ${out}")
