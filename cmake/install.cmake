@@ -1,5 +1,9 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
+
+# SG_BUILT_*: what this build has built in (built_features.cmake).
+include(${CMAKE_CURRENT_LIST_DIR}/built_features.cmake)
+
 install(TARGETS streamgraph streamgraph_static EXPORT streamgraphTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}

@@ -162,15 +162,16 @@ int main(int argc, char **argv) {
   CHECK(sg_plan_write_svg(plan, plan_svg));
   CHECK(sg_plan_to_dot(plan, &dot));
   FILE *f = fopen(dot_path, "w");
-  if (!f || fputs(dot, f) < 0 || fclose(f) != 0) {
-    fprintf(stderr, "cannot write %s\n", dot_path);
-    return 1;
-  }
+  int written = f && fputs(dot, f) >= 0;
+  if (f && fclose(f) != 0) written = 0;
   sg_free(dot);
   printf("pictures (open in a web browser):\n  timeline: %s\n  plan:     %s\n", trace_svg,
          plan_svg);
-  printf("trace: %s (https://ui.perfetto.dev)\nplan:  %s (Graphviz: dot -Tsvg)\n", trace_path,
-         dot_path);
+  if (written)
+    printf("trace: %s (https://ui.perfetto.dev)\nplan:  %s (Graphviz: dot -Tsvg)\n", trace_path,
+           dot_path);
+  else
+    fprintf(stderr, "cannot write %s\n", dot_path);
 
   size_t wrong = 0;
   for (size_t i = 0; i < N; i++) wrong += out[i] != reference(in_a[i], in_b[i], i);
@@ -182,5 +183,9 @@ int main(int argc, char **argv) {
   free(in_a);
   free(in_b);
   free(out);
-  return wrong ? 1 : 0;
+  /* The default pinned pool lives until the process ends; giving its idle
+   * slabs back leaves a leak checker (compute-sanitizer --leak-check full)
+   * nothing to report. */
+  sg_pinned_pool_trim(NULL);
+  return wrong || !written ? 1 : 0;
 }

@@ -33,6 +33,16 @@
  * behind such a host node, load them first (cudaFuncGetAttributes, one run
  * of the stream function, or CUDA_MODULE_LOADING=EAGER).
  *
+ * Host backend threads. Every host-backend executable runs on one pool of
+ * threads for the process: a base of one per CPU, started with the first
+ * executable. A stream waiting for another stream's event holds no thread;
+ * a node holds one while it runs. A host node may wait for the caller, and
+ * no executable waits for another executable's host nodes: when work has
+ * been queued for a few milliseconds with every thread held, the pool
+ * grows by a thread, up to max(256, 4 per CPU) threads (beyond that, queued
+ * work waits for a held thread to return). Threads beyond the base end
+ * after a second idle. Creating an executable starts no thread per stream.
+ *
  * When a launch fails (a host callback returns non-zero, a CUDA call fails,
  * a kernel faults) the executable becomes failed: sg_exec_wait and
  * sg_exec_query return the error with its message (which names the launch
@@ -105,7 +115,12 @@ static inline sg_status sg_exec_create(const sg_graph *graph, const sg_exec_opti
 #else
 sg_status sg_exec_create(const sg_graph *graph, const sg_exec_options *opts, sg_exec **out);
 #endif
-/* Waits for launches in flight, then frees everything the executable owns. */
+/* Waits for launches in flight, then frees everything the executable owns.
+ * Destroying an executable while another thread calls it is misuse, and is
+ * detected like other misuse: the racing call either came first (it runs,
+ * and this call answers SG_ERR_BUSY) or answers SG_ERR_INVALID_HANDLE; no
+ * call touches freed memory. (An address reused by a later executable is
+ * that executable's handle.) */
 SG_API sg_status sg_exec_destroy(sg_exec *exec);
 
 /* Launches once, asynchronously. `cuda_stream` (a cudaStream_t, or NULL, or
@@ -129,7 +144,9 @@ SG_API sg_status sg_exec_launch(sg_exec *exec, void *cuda_stream);
  * of the failed launch. Always returns. */
 SG_API sg_status sg_exec_wait(sg_exec *exec);
 
-/* SG_OK when idle, SG_NOT_READY while launches run, or the failure. */
+/* SG_OK when idle, SG_NOT_READY while launches run, or the failure: once
+ * a launch has failed, at once (even while the launches queued behind it
+ * still drain; sg_exec_wait waits for them). */
 SG_API sg_status sg_exec_query(sg_exec *exec);
 
 /* Blocks until launch number `launch` (1 .. sg_exec_get_stats().launches)

@@ -6,7 +6,12 @@
  * memory (cudaMalloc) or pinned host memory (cudaHostAlloc); on the host
  * backend, aligned host memory that the library remembers as "device" or
  * "pinned", so that copy directions are checked the same way everywhere and
- * the host backend is a faithful stand-in for the GPU.
+ * the host backend is a faithful stand-in for the GPU. A graph the CUDA
+ * backend refuses whatever the hardware, the host backend refuses at
+ * sg_exec_create with the same status and message: a copy with a pageable
+ * side on a device other than the executable's (SG_ERR_UNSUPPORTED), and a
+ * memset of another device's memory, which the host backend treats as a
+ * pair of GPUs without peer access (SG_ERR_INVALID_ARGUMENT).
  */
 #ifndef STREAMGRAPH_MEMORY_H
 #define STREAMGRAPH_MEMORY_H
@@ -54,8 +59,9 @@ SG_API sg_backend sg_backend_resolve(sg_backend requested);
 SG_API int sg_cuda_device_count(void);
 
 /* Allocates `bytes` (> 0) of `kind` memory (SG_MEMORY_DEVICE or
- * SG_MEMORY_HOST_PINNED) for `backend` on `device` (ignored by the host
- * backend). The memory is not initialised. Free with sg_mem_free. */
+ * SG_MEMORY_HOST_PINNED) for `backend` on `device` (on the host backend,
+ * the emulated device its "device" memory belongs to). The memory is not
+ * initialised. Free with sg_mem_free. */
 SG_API sg_status sg_mem_alloc(sg_backend backend, sg_memory_kind kind, int device,
                               size_t bytes, void **out);
 /* Frees memory from sg_mem_alloc; NULL is accepted.

@@ -15,7 +15,13 @@
  * GPUs of one process), hands them to the nodes as `comm` (an ncclComm_t),
  * keeps them alive while executables use them, and destroys them. The
  * library never bootstraps ranks itself. Every rank of a communicator must
- * run the matching calls in the same order, as with NCCL directly.
+ * run the matching calls in the same order, as with NCCL directly. NCCL
+ * nodes that share a communicator run in the order they were created: the
+ * planner orders two that no path of the graph orders by an implied edge
+ * (shown in the plan's DOT as "nccl order"), so every rank that creates
+ * its NCCL nodes in the same order issues them in one order. A graph whose
+ * edges order such nodes against creation order is refused at
+ * sg_exec_create / sg_plan_create with SG_ERR_CYCLE naming both nodes.
  *
  * Devices. A call runs on its communicator's device (ncclCommCuDevice). The
  * node sits on its own device in the plan (sg_graph_set_device; by default

@@ -21,7 +21,7 @@ sg_status sg_graph_create(sg_graph **out) {
   unsigned serial;
   do serial = atomic_fetch_add(&next_serial, 1); while (serial == 0); /* 0 means "no node" */
   g->serial = serial;
-  sg_status st = sg__handle_register(g, SG__HANDLE_GRAPH);
+  sg_status st = sg__handle_register(g, SG__HANDLE_GRAPH, "sg_graph_create");
   if (st) {
     sg__free(g);
     return st;
@@ -33,7 +33,8 @@ sg_status sg_graph_create(sg_graph **out) {
 static const char graph_word[] = "graph";
 
 sg_status sg__graph_read_begin(const sg_graph *graph, const char *fn) {
-  return sg__in_use_enter_shared(&((sg_graph *)graph)->in_use, fn, graph_word);
+  return sg__handle_enter(graph, SG__HANDLE_GRAPH, graph ? &((sg_graph *)graph)->in_use : NULL, 1,
+                          fn, graph_word, graph_word);
 }
 
 void sg__graph_read_end(const sg_graph *graph) {
@@ -42,22 +43,21 @@ void sg__graph_read_end(const sg_graph *graph) {
 
 /* The entry of a call that changes the graph: a live handle, not in use. */
 static sg_status enter(sg_graph *graph, const char *fn) {
-  sg_status st = sg__handle_check(graph, SG__HANDLE_GRAPH, fn, graph_word);
-  return st ? st : sg__in_use_enter(&graph->in_use, fn, graph_word);
+  return sg__handle_enter(graph, SG__HANDLE_GRAPH, graph ? &graph->in_use : NULL, 0, fn,
+                          graph_word, graph_word);
 }
 
 static void leave(sg_graph *graph) { sg__in_use_leave(&graph->in_use); }
 
 /* The entry of a call that only reads it. */
 static sg_status enter_shared(const sg_graph *graph, const char *fn) {
-  sg_status st = sg__handle_check(graph, SG__HANDLE_GRAPH, fn, graph_word);
-  return st ? st : sg__graph_read_begin(graph, fn);
+  return sg__graph_read_begin(graph, fn);
 }
 
 sg_status sg_graph_destroy(sg_graph *graph) {
-  sg_status st = enter(graph, __func__);
+  sg_status st = sg__handle_enter_last(graph, SG__HANDLE_GRAPH, graph ? &graph->in_use : NULL,
+                                       __func__, graph_word, graph_word);
   if (st) return st;
-  sg__handle_unregister(graph);
   for (uint32_t i = 0; i < graph->node_count; i++) sg__node_free(&graph->nodes[i]);
   sg__free(graph->nodes);
   sg__edge_set_free(&graph->edges);

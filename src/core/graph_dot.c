@@ -84,14 +84,16 @@ sg_status sg__snapshot_to_dot(const sg__snapshot *snap, char **dot) {
 sg_status sg_graph_to_dot(const sg_graph *graph, char **dot) {
   if (!dot) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: dot is NULL", __func__);
   *dot = NULL;
-  sg_status st = sg__handle_check(graph, SG__HANDLE_GRAPH, __func__, "graph");
+  /* Read while entered: no call changes or destroys the graph meanwhile. */
+  sg_status st = sg__graph_read_begin(graph, __func__);
   if (st) return st;
   sg__snapshot snap;
   st = sg__graph_snapshot_shallow(graph, &snap);
   if (!st) st = sg__snapshot_to_dot(&snap, dot);
   sg__snapshot_free(&snap);
+  const uint32_t nodes = graph->node_count;
+  sg__graph_read_end(graph);
   if (st)
-    return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory writing %u nodes", __func__,
-                    graph->node_count);
+    return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory writing %u nodes", __func__, nodes);
   return SG_OK;
 }

@@ -1,6 +1,12 @@
 /* The registry of live handles: an open-addressing hash set keyed by address
  * (linear probing, backward-shift deletion), guarded by one mutex; and, in
- * front of it, each thread's last successful check. */
+ * front of it, each thread's last successful check for calls that only look
+ * a handle up. A call that enters an object finds it and marks it in use
+ * under the mutex (sg__handle_enter), and a destruction marks it and takes
+ * it out under the mutex too (sg__handle_enter_last): an object is freed
+ * only once it is out of the registry and no call is inside, so a call
+ * racing the destruction either came first (and the destruction answers
+ * SG_ERR_BUSY) or finds no handle. */
 #include "core/handles.h"
 
 #include <pthread.h>
@@ -8,6 +14,7 @@
 #include <stdint.h>
 
 #include "core/error.h"
+#include "core/in_use.h"
 #include "core/sys.h"
 
 typedef struct slot {
@@ -72,11 +79,13 @@ static long find(const void *handle) {
   }
 }
 
-sg_status sg__handle_register(const void *handle, sg__handle_type type) {
+sg_status sg__handle_register(const void *handle, sg__handle_type type, const char *fn) {
   sg__mutex_lock(&registry_lock);
   if ((used + 1) * 2 > capacity && !grow()) {
     sg__mutex_unlock(&registry_lock);
-    return sg__fail(SG_ERR_OUT_OF_MEMORY, "out of memory registering a handle");
+    return sg__fail(SG_ERR_OUT_OF_MEMORY,
+                    "%s: out of memory registering the new handle (the table of live handles "
+                    "could not grow); free memory or objects and try again", fn);
   }
   insert(slots, capacity, handle, type);
   used++;
@@ -84,8 +93,8 @@ sg_status sg__handle_register(const void *handle, sg__handle_type type) {
   return SG_OK;
 }
 
-void sg__handle_unregister(const void *handle) {
-  sg__mutex_lock(&registry_lock);
+/* Takes `handle` out of the registry (lock held). */
+static void drop(const void *handle) {
   long at = find(handle);
   if (at >= 0) {
     /* Backward-shift deletion keeps every probe chain unbroken. */
@@ -108,7 +117,48 @@ void sg__handle_unregister(const void *handle) {
       capacity = 0;
     }
   }
+}
+
+void sg__handle_unregister(const void *handle) {
+  sg__mutex_lock(&registry_lock);
+  drop(handle);
   sg__mutex_unlock(&registry_lock);
+}
+
+int sg__handle_hold(const void *handle, sg__handle_type type) {
+  sg__mutex_lock(&registry_lock);
+  long at = handle ? find(handle) : -1;
+  return at >= 0 && slots[at].type == type;
+}
+
+void sg__handle_release(void) { sg__mutex_unlock(&registry_lock); }
+
+void sg__handle_drop_held(const void *handle) { drop(handle); }
+
+sg_status sg__handle_missing(const void *handle, const char *fn, const char *what) {
+  if (!handle) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn, what);
+  return sg__fail(SG_ERR_INVALID_HANDLE, "%s: %s %p is not a live handle of that type "
+                  "(destroyed, never created, another kind of object, or being destroyed by "
+                  "another thread)", fn, what, handle);
+}
+
+sg_status sg__handle_enter(const void *handle, sg__handle_type type, sg__in_use *use, int shared,
+                           const char *fn, const char *what, const char *word) {
+  sg_status st;
+  if (!sg__handle_hold(handle, type)) st = sg__handle_missing(handle, fn, what);
+  else if (shared) st = sg__in_use_enter_shared(use, fn, word);
+  else st = sg__in_use_enter(use, fn, word);
+  sg__handle_release();
+  return st;
+}
+
+sg_status sg__handle_enter_last(const void *handle, sg__handle_type type, sg__in_use *use,
+                                const char *fn, const char *what, const char *word) {
+  sg_status st;
+  if (!sg__handle_hold(handle, type)) st = sg__handle_missing(handle, fn, what);
+  else if (!(st = sg__in_use_enter(use, fn, word))) drop(handle);
+  sg__handle_release();
+  return st;
 }
 
 int sg__handle_valid(const void *handle, sg__handle_type type) {
@@ -129,9 +179,6 @@ int sg__handle_valid(const void *handle, sg__handle_type type) {
 
 sg_status sg__handle_check(const void *handle, sg__handle_type type, const char *fn,
                            const char *what) {
-  if (!handle) return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn, what);
-  if (!sg__handle_valid(handle, type))
-    return sg__fail(SG_ERR_INVALID_HANDLE, "%s: %s %p is not a live handle of that type "
-                    "(destroyed, never created, or another kind of object)", fn, what, handle);
+  if (!handle || !sg__handle_valid(handle, type)) return sg__handle_missing(handle, fn, what);
   return SG_OK;
 }

@@ -11,9 +11,11 @@
  * Calls that only read (queries, and the snapshot an executable or plan
  * takes of a graph) mark the object shared: any number may run together,
  * but not beside a call that changes it. The rule protects against misuse;
- * it does not make concurrent use of one object a supported pattern, and it
- * cannot make a call racing the object's destruction safe (the caller's
- * race, as before). */
+ * it does not make concurrent use of one object a supported pattern. A
+ * call racing the object's destruction is detected too: entering and
+ * destroying mark the object under the handle registry's lock
+ * (core/handles.h), so the racing call either finds the object gone
+ * (SG_ERR_INVALID_HANDLE) or makes the destruction SG_ERR_BUSY. */
 #ifndef SG_CORE_IN_USE_H
 #define SG_CORE_IN_USE_H
 

@@ -20,6 +20,7 @@ typedef struct allocation {
   int on_cuda; /* 1: the CUDA runtime's memory; 0: host memory of the host backend */
   size_t holds; /* nodes of live executables naming the block (node_memory.h) */
   int freed;    /* sg_mem_free was called while held: freed when the last hold goes */
+  int device;   /* the device asked for (the host backend's emulated devices) */
 } allocation;
 
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -107,6 +108,14 @@ sg_memory_kind sg__memory_classify(const void *ptr) {
   sg__mutex_unlock(&table_lock);
   if (known) return kind;
   return sg__device_count() > 0 ? sg__device_classify(ptr) : SG_MEMORY_HOST_PAGEABLE;
+}
+
+int sg__memory_device(const void *ptr) {
+  sg__mutex_lock(&table_lock);
+  long at = find_containing((uintptr_t)ptr);
+  int device = at >= 0 && table[at].kind == SG_MEMORY_HOST_DEVICE ? table[at].device : -1;
+  sg__mutex_unlock(&table_lock);
+  return device;
 }
 
 sg_memory_kind sg__memory_find(const void *ptr, sg__block *block) {
@@ -230,7 +239,7 @@ sg_status sg_mem_alloc(sg_backend backend, sg_memory_kind kind, int device, size
                     (int)backend);
   sg_status resolved = sg__backend_resolve(backend, __func__, &backend);
   if (resolved) return resolved;
-  allocation a = {0, bytes, kind, backend == SG_BACKEND_CUDA, 0, 0};
+  allocation a = {0, bytes, kind, backend == SG_BACKEND_CUDA, 0, 0, device};
   void *p = NULL;
   if (a.on_cuda) {
     sg_status st = sg__device_alloc(kind, device, bytes, &p);

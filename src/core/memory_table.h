@@ -25,6 +25,10 @@ typedef struct sg__block {
   int freed;        /* 1: an sg_mem_alloc block already freed, kept while nodes hold it */
 } sg__block;
 
+/* The emulated device of host-backend device memory (the device given to
+ * sg_mem_alloc), or -1 for any other memory. */
+int sg__memory_device(const void *ptr);
+
 /* sg__memory_classify, and the block `ptr` lies in (base 0 when unknown). */
 sg_memory_kind sg__memory_find(const void *ptr, sg__block *block);
 

@@ -13,6 +13,7 @@
 #include "cuda/nccl_node.h"
 #include "cuda/peer_access.h"
 #include "cuda/stage_mem.h"
+#include "exec/backend_rules.h"
 
 sg_status sg__cuda_enter(int device, int *previous, const char *fn) {
   cudaError_t err = SG_CUDA(cudaGetDevice(previous));
@@ -88,11 +89,8 @@ void sg__cuda_leave(int device, int previous) {
 /* "sg_exec_create: copy node 'c' (#3)"; made only when a message needs it,
  * since updates pass through here on their fast path. */
 static const char *where_of(const char *fn, const sg__node *node, uint32_t index,
-                            char buf[SG__LABEL_BYTES + 96]) {
-  char label[SG__LABEL_BYTES];
-  snprintf(buf, SG__LABEL_BYTES + 96, "%s: %s node %s", fn, sg__node_kind_name(node->kind),
-           sg__node_label(node, index, label));
-  return buf;
+                            char buf[SG__BACKEND_WHERE_BYTES]) {
+  return sg__backend_where(fn, node, index, buf);
 }
 
 static sg_status refuse_host_device(const char *where, const char *what) {
@@ -253,7 +251,7 @@ static sg__cuda_op copy_op(const sg__copy *c, sg__stage_dir *dir) {
 
 sg_status sg__cuda_check_node(sg__cuda_state *b, const sg__node *node, uint32_t index,
                               const char *fn, sg__cuda_op *op, sg__stage_dir *dir) {
-  char where[SG__LABEL_BYTES + 96];
+  char where[SG__BACKEND_WHERE_BYTES];
   *dir = SG__STAGE_NONE;
   switch (node->kind) {
     case SG__NODE_COPY:
@@ -262,12 +260,11 @@ sg_status sg__cuda_check_node(sg__cuda_state *b, const sg__node *node, uint32_t 
       if (node->u.copy.dst_memory == SG_MEMORY_HOST_DEVICE)
         return refuse_host_device(where_of(fn, node, index, where), "the destination is");
       *op = copy_op(&node->u.copy, dir);
-      if (*op == SG__OP_STAGED_COPY && b->dev.node_device[index] != b->device)
-        return sg__fail(SG_ERR_UNSUPPORTED,
-                        "%s has a pageable host side and runs on device %d, not the "
-                        "executable's device %d: pageable copies are staged on the executable's "
-                        "device only; use pinned memory (sg_mem_alloc) or that device",
-                        where_of(fn, node, index, where), b->dev.node_device[index], b->device);
+      if (*op == SG__OP_STAGED_COPY) {
+        sg_status refused = sg__backend_check_staged_device(
+            where_of(fn, node, index, where), b->dev.node_device[index], b->device);
+        if (refused) return refused;
+      }
       if (*op == SG__OP_COPY)
         return cross_device_op(&node->u.copy, b->dev.node_device[index], op,
                                where_of(fn, node, index, where));
@@ -283,12 +280,7 @@ sg_status sg__cuda_check_node(sg__cuda_state *b, const sg__node *node, uint32_t 
       where_of(fn, node, index, where);
       sg_status st = memory_device(node->u.memset.dst, &dst, where);
       if (!st && dst >= 0 && dst != on) st = sg__cuda_peer_pair(on, dst, &direct, where);
-      if (!st && !direct)
-        st = sg__fail(SG_ERR_INVALID_ARGUMENT,
-                      "%s runs on device %d but sets memory of device %d, which device %d cannot "
-                      "reach (no peer access); run it on device %d (sg_graph_set_device)",
-                      where, on, dst, on, dst);
-      return st;
+      return st ? st : sg__backend_check_memset_reach(where, on, dst, direct);
     }
     case SG__NODE_NCCL:
       if (!sg__nccl_built())

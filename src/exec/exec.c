@@ -121,17 +121,23 @@ sg_status sg_exec_create(const sg_graph *graph, const sg_exec_options *opts, sg_
   if (!e) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", __func__);
   e->options = o;
   e->ops = sg__backend_for(o.backend);
-  e->update_serial = graph->serial;
   e->next_label = SG__TRACE_NO_LABEL;
   e->dump = dump;
   if (sg__mutex_init(&e->lock)) {
     sg__free(e);
     return sg__fail(SG_ERR_SYSTEM, "%s: cannot create a mutex", __func__);
   }
+  /* The graph is read only once entered: a destruction racing this call
+   * cannot free it meanwhile. */
+  if ((st = sg__graph_read_begin(graph, __func__))) {
+    sg__mutex_destroy(&e->lock);
+    sg__free(e);
+    return st;
+  }
+  e->update_serial = graph->serial;
   const int ranges = sg__nvtx_active();
   if (ranges)
     sg__nvtx_push(SG__NVTX_BUILD, "sg_exec_create '%s'", graph->name ? graph->name : "");
-  if ((st = sg__graph_read_begin(graph, __func__))) goto fail_lock;
   if (ranges) sg__nvtx_push(SG__NVTX_PLAN, "plan '%s'", graph->name ? graph->name : "");
   st = plan_graph(graph, &o, __func__, &e->snap, &e->plan);
   if (ranges) sg__nvtx_pop();
@@ -145,7 +151,7 @@ sg_status sg_exec_create(const sg_graph *graph, const sg_exec_options *opts, sg_
     goto fail_plan;
   if ((st = sg__exec_backend_create(e, &e->snap, e->plan, e->trace, __func__, &e->state)))
     goto fail_plan;
-  if ((st = sg__handle_register(e, SG__HANDLE_EXEC))) goto fail_backend;
+  if ((st = sg__handle_register(e, SG__HANDLE_EXEC, __func__))) goto fail_backend;
   *out = e;
   if (ranges) sg__nvtx_pop();
   return SG_OK;
@@ -165,10 +171,26 @@ fail_lock:
   return st;
 }
 
+/* Not from the executable's own callback (that launch cannot end). */
+static sg_status refuse_own_callback(const sg_exec *exec, const char *fn) {
+  if (!sg__exec_in_own_callback(exec)) return SG_OK;
+  return sg__fail(SG_ERR_BUSY,
+                  "%s: called from a host callback of this executable's own launch, which "
+                  "cannot complete until the callback returns; make the call from another "
+                  "thread, or after sg_exec_wait",
+                  fn);
+}
+
+static const char what[] = "executable";
+
 sg_status sg_exec_destroy(sg_exec *exec) {
-  sg_status st = sg__exec_enter(exec, __func__);
+  /* Marked in use and out of the registry in one step: a call racing this
+   * one came first (then this one is SG_ERR_BUSY) or finds no handle. */
+  sg_status st = refuse_own_callback(exec, __func__);
+  if (!st)
+    st = sg__handle_enter_last(exec, SG__HANDLE_EXEC, exec ? &exec->in_use : NULL, __func__,
+                               "exec", what);
   if (st) return st;
-  sg__handle_unregister(exec);
   if (exec->rebuild) sg__exec_rebuild_free(exec);
   exec->ops->wait(exec->state);
   if (exec->dump) sg__exec_dump(exec);
@@ -259,25 +281,18 @@ void sg__exec_callback_end(const sg_exec *previous) { running_callback_of = prev
 
 int sg__exec_in_own_callback(const sg_exec *exec) { return exec && running_callback_of == exec; }
 
-static const char what[] = "executable";
-
 sg_status sg__exec_enter(sg_exec *exec, const char *fn) {
-  sg_status st = sg__handle_check(exec, SG__HANDLE_EXEC, fn, "exec");
+  sg_status st = refuse_own_callback(exec, fn);
   if (st) return st;
-  if (sg__exec_in_own_callback(exec))
-    return sg__fail(SG_ERR_BUSY,
-                    "%s: called from a host callback of this executable's own launch, which "
-                    "cannot complete until the callback returns; make the call from another "
-                    "thread, or after sg_exec_wait",
-                    fn);
-  return sg__in_use_enter(&exec->in_use, fn, what);
+  return sg__handle_enter(exec, SG__HANDLE_EXEC, exec ? &exec->in_use : NULL, 0, fn, "exec",
+                          what);
 }
 
 void sg__exec_leave(sg_exec *exec) { sg__in_use_leave(&exec->in_use); }
 
 sg_status sg__exec_enter_shared(const sg_exec *exec, const char *fn) {
-  sg_status st = sg__handle_check(exec, SG__HANDLE_EXEC, fn, "exec");
-  return st ? st : sg__in_use_enter_shared(&((sg_exec *)exec)->in_use, fn, what);
+  return sg__handle_enter(exec, SG__HANDLE_EXEC, exec ? &((sg_exec *)exec)->in_use : NULL, 1,
+                          fn, "exec", what);
 }
 
 void sg__exec_leave_shared(const sg_exec *exec) {
@@ -377,6 +392,15 @@ static sg_status launch_outcome(sg_exec *exec, uint64_t launch, sg_status st, co
   return st;
 }
 
+/* 1 if a failure is known to belong to launch `launch` or an earlier one. */
+static int failed_by(sg_exec *exec, uint64_t launch) {
+  if (!sg__exec_has_failed(exec)) return 0;
+  sg__mutex_lock(&exec->lock);
+  int known = exec->fail_launch != 0 && exec->fail_launch <= launch;
+  sg__mutex_unlock(&exec->lock);
+  return known;
+}
+
 /* Checks `launch` names a launch made: 1 .. the latest. */
 static sg_status check_launch(sg_exec *exec, uint64_t launch, const char *fn) {
   uint64_t made = sg__exec_launch_count(exec);
@@ -406,7 +430,10 @@ sg_status sg_exec_query_launch(sg_exec *exec, uint64_t launch) {
   if (!(st = check_launch(exec, launch, __func__))) {
     sg__exec_track_launches(exec);
     st = exec->ops->query_launch(exec->state, launch);
-    if (st != SG_NOT_READY) st = launch_outcome(exec, launch, st, __func__);
+    /* A failure known to belong to this launch or an earlier one is the
+     * answer at once, as sg_exec_wait_launch would give it. */
+    if (st != SG_NOT_READY || failed_by(exec, launch))
+      st = launch_outcome(exec, launch, st == SG_NOT_READY ? SG_OK : st, __func__);
   }
   sg__exec_leave(exec);
   return st;
@@ -416,10 +443,11 @@ sg_status sg_exec_query(sg_exec *exec) {
   sg_status st = sg__exec_enter(exec, __func__);
   if (st) return st;
   st = exec->ops->query(exec->state);
-  if (st != SG_NOT_READY) {
-    sg_status failure = report_failure(exec);
-    if (failure) st = failure;
-  }
+  /* A failed executable answers its failure, even while the launches
+   * queued behind the failed one still drain: once sg_exec_launch has
+   * refused with SG_ERR_EXEC_FAILED, a query must not say SG_NOT_READY. */
+  sg_status failure = report_failure(exec);
+  if (failure) st = failure;
   sg__exec_leave(exec);
   return st;
 }

@@ -299,6 +299,7 @@ static sg_status update(sg_exec *exec, const sg_graph *graph, const char *fn) {
   if ((st = sg__graph_read_begin(graph, fn))) return st;
   sg__snapshot fresh;
   int oom = sg__graph_snapshot(graph, &fresh) != SG_OK;
+  const uint32_t serial = graph->serial; /* read while entered */
   sg__graph_read_end(graph);
   if (oom) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory copying the graph", fn);
   st = sg__snapshot_check_acyclic(&fresh, fn);
@@ -312,7 +313,7 @@ static sg_status update(sg_exec *exec, const sg_graph *graph, const char *fn) {
       exec->snap.graph_serial = original_serial;
     }
   }
-  if (!st) exec->update_serial = graph->serial;
+  if (!st) exec->update_serial = serial;
   sg__snapshot_free(&fresh);
   return st;
 }

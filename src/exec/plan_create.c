@@ -2,6 +2,7 @@
  * with the executables rather than in the planner because a limit of 0
  * means the device's (exec/stream_limit.c), and the planner knows no device. */
 #include "core/error.h"
+#include "core/graph_internal.h"
 #include "core/handles.h"
 #include "core/nvtx.h"
 #include "core/snapshot.h"
@@ -14,10 +15,14 @@ sg_status sg_plan_create(const sg_graph *graph, unsigned max_streams, sg_plan **
   sg_status st = sg__handle_check(graph, SG__HANDLE_GRAPH, __func__, "graph");
   if (st) return st;
   /* A shallow snapshot borrows the graph's nodes: the plan copies the little
-   * it keeps of them (names, kinds) itself. */
+   * it keeps of them (names, kinds) itself. The graph stays entered (read)
+   * until then, so that no call changes or destroys it meanwhile. */
+  if ((st = sg__graph_read_begin(graph, __func__))) return st;
   sg__snapshot snap;
-  if (sg__graph_snapshot_shallow(graph, &snap))
+  if (sg__graph_snapshot_shallow(graph, &snap)) {
+    sg__graph_read_end(graph);
     return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory copying the graph", __func__);
+  }
   const int ranges = sg__nvtx_active();
   if (ranges) sg__nvtx_push(SG__NVTX_PLAN, "plan '%s'", snap.graph_name ? snap.graph_name : "");
   st = sg__snapshot_check_acyclic(&snap, __func__);
@@ -27,5 +32,6 @@ sg_status sg_plan_create(const sg_graph *graph, unsigned max_streams, sg_plan **
   }
   if (ranges) sg__nvtx_pop();
   sg__snapshot_free(&snap);
+  sg__graph_read_end(graph);
   return st;
 }

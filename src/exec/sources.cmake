@@ -3,6 +3,7 @@ list(APPEND SG_C_SOURCES
   exec/stream_limit.c
   exec/plan_create.c
   exec/exec.c
+  exec/backend_rules.c
   exec/exec_update.c
   exec/exec_rebuild.c
   exec/trace.c

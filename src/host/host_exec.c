@@ -1,7 +1,10 @@
 /* The host backend: each planned stream of a launch runs, in order, on a
- * thread of the process-wide pool (host_pool.h, which also proves that the
- * pool cannot starve), and emulated events tie the streams together
- * exactly as CUDA events would. A launch starts only when the previous
+ * thread of the process-wide pool (host_pool.h, which also shows why no
+ * executable waits for another's host work), and emulated events tie the
+ * streams together exactly as CUDA events would. A stream that reaches a
+ * wait for an event not yet recorded gives its thread back: it is parked on
+ * the event and queued again when the event is recorded, so a thread is
+ * held only while a node runs. A launch starts only when the previous
  * launch of the executable has fully finished, as on the GPU, and, when it
  * was given a caller's CUDA stream, when that stream's earlier work is done
  * (a gate opened from the stream: core/device.h); the stream then waits for
@@ -30,6 +33,7 @@
 #include "core/device.h"
 #include "core/sys.h"
 #include "exec/backend.h"
+#include "exec/backend_rules.h"
 #include "exec/trace.h"
 #include "host/host_nodes.h"
 #include "host/host_pool.h"
@@ -46,6 +50,8 @@ typedef struct stream_task {
   host_backend *owner;
   uint32_t stream;
   uint64_t launch;
+  uint32_t resume;      /* the stream's next node, as an index of stream_nodes */
+  int32_t next_parked;  /* the next stream parked on the same event, or -1 */
 } stream_task;
 
 /* A launch ordered after a caller's stream: it may start once the host
@@ -75,10 +81,13 @@ static uint64_t last_gate_id;
 
 struct host_backend {
   sg_exec *exec;              /* for failure reports only */
+  int device;                 /* the executable's device */
   const sg__schedule *schedule;
   stream_task *tasks;         /* one per stream */
   sg__host_task **task_list;  /* the same, as the pool takes them */
-  atomic_uint tasks_out;      /* tasks whose thread may still touch this state */
+  sg__host_task **wake_list; /* scratch: the streams an event record wakes */
+  atomic_uint tasks_out;      /* tasks queued or running whose thread may still touch this
+                                 state (a parked stream is not out) */
   pthread_mutex_t lock;
   pthread_cond_t changed;
   uint64_t launched;       /* launches enqueued */
@@ -91,6 +100,7 @@ struct host_backend {
   uint64_t running;        /* the launch whose streams run now; 0: none */
   uint32_t streams_busy;   /* streams still running it */
   uint64_t *event_launch;  /* per event: the launch that last recorded it */
+  int32_t *parked;         /* per event: the first stream parked on it, or -1 */
   sg__trace *trace;        /* where each launch's times go, or NULL (exec/trace.h) */
   uint64_t *start_ns;      /* per node, when tracing: the running launch's times */
   uint64_t *end_ns;
@@ -109,15 +119,49 @@ static const sg__node *node_for(const host_backend *b, uint32_t n, uint64_t laun
   return &b->params[n];
 }
 
-/* Runs the nodes of `stream` for launch `launch` (lock not held). */
-static void run_stream(host_backend *b, uint32_t stream, uint64_t launch) {
+/* Every wait of node `n` is met for `launch` (lock held). */
+static int waits_met(const host_backend *b, uint32_t n, uint64_t launch, uint32_t *missing) {
+  const sg__schedule *s = b->schedule;
+  for (uint32_t w = s->wait_start[n]; w < s->wait_start[n + 1]; w++)
+    if (b->event_launch[s->wait_event[w]] < launch) {
+      *missing = s->wait_event[w];
+      return 0;
+    }
+  return 1;
+}
+
+/* Event `e` was recorded: queue the streams parked on it (lock held; the
+ * pool's lock comes after an executable's). */
+static void wake_parked(host_backend *b, uint32_t e) {
+  unsigned count = 0;
+  for (int32_t i = b->parked[e]; i >= 0; i = b->tasks[i].next_parked)
+    b->wake_list[count++] = &b->tasks[i].task;
+  if (!count) return;
+  b->parked[e] = -1;
+  atomic_fetch_add(&b->tasks_out, count);
+  sg__host_pool_submit(b->wake_list, count);
+}
+
+/* Runs the nodes of task `t`'s stream from where it stopped (lock not
+ * held). Returns 1 when the stream is done; 0 when it was parked on an
+ * event not yet recorded, and may already run again on another thread
+ * (then `t` is not touched any more). */
+static int run_stream(host_backend *b, stream_task *t) {
   const sg__schedule *s = b->schedule;
   sg_exec *exec = b->exec;
-  for (uint32_t k = s->stream_start[stream]; k < s->stream_start[stream + 1]; k++) {
+  const uint32_t stream = t->stream;
+  const uint64_t launch = t->launch;
+  for (uint32_t k = t->resume; k < s->stream_start[stream + 1]; k++) {
     uint32_t n = s->stream_nodes[k];
+    uint32_t missing;
     sg__mutex_lock(&b->lock);
-    for (uint32_t w = s->wait_start[n]; w < s->wait_start[n + 1]; w++)
-      while (b->event_launch[s->wait_event[w]] < launch) sg__cond_wait(&b->changed, &b->lock);
+    if (!waits_met(b, n, launch, &missing)) {
+      t->resume = k;
+      t->next_parked = b->parked[missing];
+      b->parked[missing] = (int32_t)stream;
+      sg__mutex_unlock(&b->lock);
+      return 0;
+    }
     /* A copy of the node itself (what it points at is never freed while
      * this launch runs): a version may be folded into params meanwhile. */
     const sg__node node = *node_for(b, n, launch);
@@ -145,10 +189,11 @@ static void run_stream(host_backend *b, uint32_t stream, uint64_t launch) {
     if (s->record_event[n] >= 0) {
       sg__mutex_lock(&b->lock);
       b->event_launch[s->record_event[n]] = launch;
-      sg__cond_broadcast(&b->changed);
+      wake_parked(b, (uint32_t)s->record_event[n]);
       sg__mutex_unlock(&b->lock);
     }
   }
+  return 1;
 }
 
 static void run_task(sg__host_task *task);
@@ -181,7 +226,10 @@ static void start_next(host_backend *b) {
     b->running = next;
     b->streams_busy = streams;
     b->launch_start_ns = sg__now_ns();
-    for (uint32_t i = 0; i < streams; i++) b->tasks[i].launch = next;
+    for (uint32_t i = 0; i < streams; i++) {
+      b->tasks[i].launch = next;
+      b->tasks[i].resume = b->schedule->stream_start[i];
+    }
     atomic_fetch_add(&b->tasks_out, streams);
     sg__host_pool_submit(b->task_list, streams);
   }
@@ -190,7 +238,10 @@ static void start_next(host_backend *b) {
 static void run_task(sg__host_task *task) {
   stream_task *t = (stream_task *)task;
   host_backend *b = t->owner;
-  run_stream(b, t->stream, t->launch);
+  if (!run_stream(b, t)) { /* parked: queued again when its event is recorded */
+    atomic_fetch_sub_explicit(&b->tasks_out, 1, memory_order_release);
+    return;
+  }
   sg__mutex_lock(&b->lock);
   if (--b->streams_busy == 0) {
     /* A launch cut short by a failure has no complete times. */
@@ -282,7 +333,9 @@ static void free_backend(host_backend *b) {
   sg__free(b->params);
   sg__free(b->tasks);
   sg__free(b->task_list);
+  sg__free(b->wake_list);
   sg__free(b->event_launch);
+  sg__free(b->parked);
   sg__free(b->start_ns);
   sg__free(b->end_ns);
   sg__free(b);
@@ -324,24 +377,31 @@ static sg_status staging_create(host_backend *b, const sg__backend_args *args, c
 static sg_status host_create(const sg__backend_args *args, void **state) {
   const char *fn = args->fn;
   for (uint32_t i = 0; i < args->node_count; i++) {
-    sg_status st = sg__host_check_node(&args->nodes[i], i, fn);
+    const int device = args->options->device;
+    sg_status st = sg__host_check_node(
+        &args->nodes[i], i, sg__backend_node_device(&args->nodes[i], device), device, fn);
     if (st) return st;
   }
   const sg__schedule *s = args->schedule;
   uint32_t streams = s->stream_count ? s->stream_count : 1;
-  sg_status st = sg__host_pool_reserve(s->stream_count, fn);
+  sg_status st = s->stream_count ? sg__host_pool_reserve(fn) : SG_OK;
   if (st) return st;
   host_backend *b = sg__calloc(1, sizeof *b);
   if (!b) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
   b->exec = args->exec;
+  b->device = args->options->device;
   b->schedule = s;
   atomic_init(&b->tasks_out, 0);
   b->tasks = sg__calloc(streams, sizeof *b->tasks);
   b->task_list = sg__calloc(streams, sizeof *b->task_list);
+  b->wake_list = sg__calloc(streams, sizeof *b->wake_list);
   b->event_launch = sg__calloc(s->event_count ? s->event_count : 1, sizeof *b->event_launch);
+  b->parked = sg__calloc(s->event_count ? s->event_count : 1, sizeof *b->parked);
   b->versions = sg__calloc(s->node_count ? s->node_count : 1, sizeof *b->versions);
   b->params = sg__calloc(s->node_count ? s->node_count : 1, sizeof *b->params);
-  int oom = !b->tasks || !b->task_list || !b->event_launch || !b->versions || !b->params;
+  int oom = !b->tasks || !b->task_list || !b->wake_list || !b->event_launch || !b->parked ||
+            !b->versions || !b->params;
+  for (uint32_t e = 0; !oom && e < s->event_count; e++) b->parked[e] = -1;
   /* The backend's own parameters: streams never read args->nodes. A
    * clone that fails owns nothing, and is not counted. */
   while (!oom && b->params_made < s->node_count) {
@@ -359,7 +419,7 @@ static sg_status host_create(const sg__backend_args *args, void **state) {
     return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
   }
   for (uint32_t i = 0; i < streams; i++) {
-    b->tasks[i] = (stream_task){{run_task, NULL}, b, i, 0};
+    b->tasks[i] = (stream_task){{run_task, NULL}, b, i, 0, 0, -1};
     b->task_list[i] = &b->tasks[i].task;
   }
   sg_status staging_st = staging_create(b, args, fn);
@@ -526,7 +586,11 @@ static sg_status own_copy(const host_backend *b, uint32_t index, const sg__node 
 static sg_status host_update_node(void *state, uint32_t index, const sg__node *fresh,
                                   int *in_place) {
   host_backend *b = state;
-  sg_status st = sg__host_check_node(fresh, index, "sg_exec_set");
+  /* The node stays on its device (a change carries none). */
+  sg__mutex_lock(&b->lock);
+  const int on = sg__backend_node_device(&b->params[index], b->device);
+  sg__mutex_unlock(&b->lock);
+  sg_status st = sg__host_check_node(fresh, index, on, b->device, "sg_exec_set");
   if (st) return st;
   *in_place = 0;
   const int staged = b->staging && fresh->kind == SG__NODE_COPY;

@@ -5,11 +5,16 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/memory_table.h"
+#include "exec/backend_rules.h"
+#include "host/host_stage_mem.h"
+#include "staging/staging.h"
 
 static int real_device_memory(sg_memory_kind kind) { return kind == SG_MEMORY_DEVICE; }
 
-sg_status sg__host_check_node(const sg__node *node, uint32_t index, const char *fn) {
-  char label[SG__LABEL_BYTES];
+sg_status sg__host_check_node(const sg__node *node, uint32_t index, int on, int exec_device,
+                              const char *fn) {
+  char label[SG__LABEL_BYTES], where[SG__BACKEND_WHERE_BYTES];
   switch (node->kind) {
     case SG__NODE_KERNEL:
       if (!node->u.kernel.host_twin)
@@ -27,6 +32,10 @@ sg_status sg__host_check_node(const sg__node *node, uint32_t index, const char *
                         "%s: copy node %s uses CUDA device memory, which the host backend cannot "
                         "reach (allocate with sg_mem_alloc(SG_BACKEND_HOST, ...))",
                         fn, sg__node_label(node, index, label));
+      /* A pageable side makes a staged copy, as on the GPU. */
+      if (sg__staging_classify(&sg__host_stage_mem, &node->u.copy))
+        return sg__backend_check_staged_device(sg__backend_where(fn, node, index, where), on,
+                                               exec_device);
       return SG_OK;
     case SG__NODE_NCCL:
       return sg__fail(SG_ERR_UNSUPPORTED,
@@ -37,7 +46,9 @@ sg_status sg__host_check_node(const sg__node *node, uint32_t index, const char *
         return sg__fail(SG_ERR_INVALID_COPY,
                         "%s: memset node %s writes CUDA device memory, which the host backend "
                         "cannot reach", fn, sg__node_label(node, index, label));
-      return SG_OK;
+      if (node->u.memset.dst_memory != SG_MEMORY_HOST_DEVICE) return SG_OK;
+      return sg__backend_check_memset_reach(sg__backend_where(fn, node, index, where), on,
+                                            sg__memory_device(node->u.memset.dst), 0);
     default:
       return SG_OK;
   }

@@ -7,9 +7,14 @@
 
 #include "core/node.h"
 
-/* SG_OK if `node` can run on the host backend; otherwise the error (with
- * its message, prefixed by `fn`, naming the node). */
-sg_status sg__host_check_node(const sg__node *node, uint32_t index, const char *fn);
+/* SG_OK if `node` can run on the host backend, on device `on`, in an
+ * executable on `exec_device`; otherwise the error (with its message,
+ * prefixed by `fn`, naming the node). What the CUDA backend refuses
+ * whatever the hardware, this refuses too, with the same message
+ * (exec/backend_rules.h); between its emulated devices there is no peer
+ * access. */
+sg_status sg__host_check_node(const sg__node *node, uint32_t index, int on, int exec_device,
+                              const char *fn);
 
 /* Runs `node`. On failure returns the status and writes a message naming the
  * node into `message`. */

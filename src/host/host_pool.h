@@ -1,39 +1,47 @@
 /* Internal: the host backend's worker threads, one pool for the process.
  *
  * Every host-backend executable runs on these threads. A task is one
- * planned stream of one launch: it runs the stream's nodes in order and may
- * block while a node waits for another stream's event (that is how the
- * host backend emulates cross-stream waits faithfully). So a blocked task
- * holds its thread, and the pool must never let every thread block on
- * tasks still queued. Two rules make that impossible:
+ * planned stream of one launch, from where it last stopped: it runs the
+ * stream's nodes in order until it reaches a wait for an event not yet
+ * recorded, and then gives its thread back (host_exec.c parks it on the
+ * event and queues it again when the event is recorded). So a thread is
+ * never held by a cross-stream wait; it is held only while a node runs.
  *
- *  1. The pool has at least as many threads as the widest plan of any
- *     executable made so far (sg__host_pool_reserve at creation); it starts
- *     with one per CPU and grows only past that width.
- *  2. All the stream tasks of a launch are queued together, in one critical
- *     section, and threads take tasks first in, first out.
+ * Most nodes are short (a memcpy, a host twin), but a host node may wait
+ * for something the caller provides later (exec.h allows that), and a
+ * thread running it is held until it returns. No executable's progress may
+ * depend on another executable's host nodes returning, so the pool grows
+ * when its threads are all held while work waits:
  *
- * Proof that every launch finishes: take the unfinished launch L queued
- * earliest. Every task queued before L's belongs to a finished launch, so
- * the threads that ran them are free again. Threads take tasks in queue
- * order, so while a task of L is still queued, the busy threads run only
- * tasks of L: fewer than L's width, which is at most the pool's size. So a
- * thread is free and takes L's next task; soon all of L's streams run at
- * once. Within one launch every wait is for an event recorded earlier in
- * the plan's topological order, so with all its streams running L finishes
- * (host nodes must return, as the header asks). Then the next-earliest
- * launch is in the same position. A launch of an executable is queued only
- * when the one before it has finished (launches of one executable run in
- * order), so no task waits for a later launch of its own executable.
+ *  1. A base of one thread per CPU starts with the first executable
+ *     (sg__host_pool_reserve) and lives as long as the process.
+ *  2. A watcher thread looks at the queue while work waits and no thread is
+ *     idle: when no task has been taken for SG__HOST_POOL_STALL_MS, it
+ *     starts one more thread, up to sg__host_pool_cap() threads in all.
+ *  3. A thread beyond the base that has been idle for
+ *     SG__HOST_POOL_IDLE_MS ends; so does any idle one beyond the base when
+ *     sg__host_pool_trim is called.
  *
- * Tasks queued after L may run beside it when threads are free, which only
- * helps. Waiting for pinned staging memory cannot break the argument on this
- * backend: a ring is held only while one node copies, by a thread that
- * runs. */
+ * Why every queued task runs (below the cap): a thread is either idle,
+ * running a node, or ending. Nodes other than the caller's own code finish
+ * by themselves (copies, fills, the library's staging, which waits only
+ * for a ring a running node holds). While a task is queued and no thread is
+ * idle, either some thread takes a task within the stall time, or the
+ * watcher adds a thread that takes one. A launch's streams thus all start,
+ * and a launch finishes once its own host nodes return: an executable
+ * waits only for its own host work. Beyond the cap (hundreds of host nodes
+ * blocked at once across the process) queued work waits for one of them to
+ * return. */
 #ifndef SG_HOST_HOST_POOL_H
 #define SG_HOST_HOST_POOL_H
 
 #include "streamgraph/status.h"
+
+/* A watcher tick: how long a queue may wait with every thread held before
+ * the pool grows by one. */
+#define SG__HOST_POOL_STALL_MS 5u
+/* How long a thread beyond the base stays idle before it ends. */
+#define SG__HOST_POOL_IDLE_MS 1000u
 
 typedef struct sg__host_task sg__host_task;
 struct sg__host_task {
@@ -41,15 +49,29 @@ struct sg__host_task {
   sg__host_task *next;               /* the queue's link (the pool's) */
 };
 
-/* Makes sure the pool has a thread per CPU and at least `width` threads.
- * SG_ERR_SYSTEM (message prefixed by `fn`) if a thread could not be
- * started; threads started stay for later executables. */
-sg_status sg__host_pool_reserve(unsigned width, const char *fn);
+/* Makes sure the pool's base threads and its watcher run. SG_ERR_SYSTEM
+ * (message prefixed by `fn`) if a thread could not be started; threads
+ * started stay. */
+sg_status sg__host_pool_reserve(const char *fn);
 
-/* Queues `count` tasks together (rule 2 above); threads pick them up. */
+/* Queues `count` tasks together; threads pick them up first in, first out. */
 void sg__host_pool_submit(sg__host_task *const *tasks, unsigned count);
 
-/* Threads the pool runs now (for tests and statistics). */
+/* Worker threads the pool runs now (for tests and statistics). */
 unsigned sg__host_pool_threads(void);
+
+/* The base: threads kept when idle (one per CPU). */
+unsigned sg__host_pool_base(void);
+
+/* The most worker threads the pool runs: max(256, 4 per CPU). */
+unsigned sg__host_pool_cap(void);
+
+/* Ends the idle threads beyond the base now (threads busy end when they
+ * have been idle for SG__HOST_POOL_IDLE_MS). */
+void sg__host_pool_trim(void);
+
+/* For tests: the base as if the machine had `cpus` CPUs (0: the real
+ * count). Threads beyond a lowered base end as idle ones do. */
+void sg__host_pool_set_base(unsigned cpus);
 
 #endif

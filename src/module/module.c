@@ -97,7 +97,7 @@ static sg_status make_module(const void *image, const char *name, int device,
     module_free(m);
     return st;
   }
-  st = sg__handle_register(m, SG__HANDLE_MODULE);
+  st = sg__handle_register(m, SG__HANDLE_MODULE, fn);
   if (st) {
     sg__library_unload(m->library, m->device);
     module_free(m);

@@ -34,26 +34,39 @@ static int in_instance_callback(const sg_pipeline *p) {
   return 0;
 }
 
-sg_status sg__pipeline_enter(sg_pipeline *p, const char *fn) {
-  sg_status st = sg__handle_check(p, SG__HANDLE_PIPELINE, fn, what);
-  if (st) return st;
-  if (p->in_callback && sg__in_use_by_this_thread(&p->in_use))
-    return sg__fail(SG_ERR_INVALID_ARGUMENT,
-                    "%s: called from the pipeline's own bind or on_complete callback", fn);
-  if (in_instance_callback(p))
-    return sg__fail(SG_ERR_BUSY,
-                    "%s: called from a host callback of one of the pipeline's own batches, which "
-                    "cannot complete until the callback returns; call it from the thread that "
-                    "submits",
-                    fn);
-  return sg__in_use_enter(&p->in_use, fn, what);
+/* The entry of a changing call; `last`: the pipeline's destruction, which
+ * takes it out of the registry in the same step. The pipeline is read under
+ * the registry's lock, so a destruction racing this call cannot free it
+ * meanwhile. */
+static sg_status enter(sg_pipeline *p, const char *fn, int last) {
+  if (!sg__handle_hold(p, SG__HANDLE_PIPELINE)) {
+    sg__handle_release();
+    return sg__handle_missing(p, fn, what);
+  }
+  sg_status st;
+  if (atomic_load_explicit(&p->in_callback, memory_order_relaxed) &&
+      sg__in_use_by_this_thread(&p->in_use))
+    st = sg__fail(SG_ERR_INVALID_ARGUMENT,
+                  "%s: called from the pipeline's own bind or on_complete callback", fn);
+  else if (in_instance_callback(p))
+    st = sg__fail(SG_ERR_BUSY,
+                  "%s: called from a host callback of one of the pipeline's own batches, which "
+                  "cannot complete until the callback returns; call it from the thread that "
+                  "submits",
+                  fn);
+  else if (!(st = sg__in_use_enter(&p->in_use, fn, what)) && last)
+    sg__handle_drop_held(p);
+  sg__handle_release();
+  return st;
 }
+
+sg_status sg__pipeline_enter(sg_pipeline *p, const char *fn) { return enter(p, fn, 0); }
 
 void sg__pipeline_leave(sg_pipeline *p) { sg__in_use_leave(&p->in_use); }
 
 sg_status sg__pipeline_enter_shared(const sg_pipeline *p, const char *fn) {
-  sg_status st = sg__handle_check(p, SG__HANDLE_PIPELINE, fn, what);
-  return st ? st : sg__in_use_enter_shared(&((sg_pipeline *)p)->in_use, fn, what);
+  return sg__handle_enter(p, SG__HANDLE_PIPELINE, p ? &((sg_pipeline *)p)->in_use : NULL, 1, fn,
+                          what, what);
 }
 
 void sg__pipeline_leave_shared(const sg_pipeline *p) {
@@ -165,7 +178,7 @@ sg_status sg_pipeline_create(const sg_graph *graph, const sg_pipeline_options *o
   /* The caller's device list was needed only to make the instances. */
   p->options.devices = NULL;
   p->options.device_count = 0;
-  if (!st) st = sg__handle_register(p, SG__HANDLE_PIPELINE);
+  if (!st) st = sg__handle_register(p, SG__HANDLE_PIPELINE, "sg_pipeline_create");
   if (st) {
     char cause[SG_ERROR_MESSAGE_BYTES];
     sg__format(cause, sizeof cause, "%s", sg_last_error());
@@ -179,13 +192,12 @@ sg_status sg_pipeline_create(const sg_graph *graph, const sg_pipeline_options *o
 }
 
 sg_status sg_pipeline_destroy(sg_pipeline *pipeline) {
-  sg_status st = sg__pipeline_enter(pipeline, __func__);
+  sg_status st = enter(pipeline, __func__, 1);
   if (st) return st;
   /* Waiting on a failed instance sets this thread's message; a successful
    * call must leave it as it was. */
   char message[SG_ERROR_MESSAGE_BYTES];
   sg__format(message, sizeof message, "%s", sg_last_error());
-  sg__handle_unregister(pipeline);
   if (pipeline->dump) sg__pipeline_dump(pipeline);
   for (uint64_t b = pipeline->next_report; b < pipeline->next_batch; b++)
     sg__nvtx_end(sg__pipeline_batch(pipeline, b)->range);

@@ -11,6 +11,7 @@
 #ifndef SG_PIPELINE_PIPELINE_INTERNAL_H
 #define SG_PIPELINE_PIPELINE_INTERNAL_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "core/error.h"
@@ -38,7 +39,8 @@ struct sg_pipeline {
   sg__pipe_slot *slots;        /* depth of them */
   uint64_t next_batch;         /* index the next accepted batch gets */
   uint64_t next_report;        /* oldest batch not yet reported */
-  int in_callback;             /* a bind or on_complete callback is running */
+  atomic_int in_callback;      /* a bind or on_complete callback is running; read by any
+                                  thread entering a call (sg__pipeline_enter) */
   sg__in_use in_use;           /* public calls inside (core/in_use.h) */
   uint64_t waits;
   uint64_t would_block;

@@ -56,9 +56,9 @@ int sg__pipeline_report_until(sg_pipeline *p, uint64_t end, int blocking) {
     sg__pipeline_batch(p, b)->range = 0;
     p->next_report = b + 1;
     if (p->options.on_complete) {
-      p->in_callback = 1;
+      atomic_store_explicit(&p->in_callback, 1, memory_order_relaxed);
       p->options.on_complete(b, st, q->data, p->options.user_data);
-      p->in_callback = 0;
+      atomic_store_explicit(&p->in_callback, 0, memory_order_relaxed);
     }
   }
   return 1;

@@ -94,9 +94,9 @@ static sg_status submit(sg_pipeline *p, const sg_pipeline_batch *batch, uint64_t
       return st == SG_ERR_EXEC_FAILED ? earlier_failure(p, b, data, index, st, fn) : st;
   }
   if (p->options.bind) {
-    p->in_callback = 1;
+    atomic_store_explicit(&p->in_callback, 1, memory_order_relaxed);
     int rc = p->options.bind(&s->inst, b, data, p->options.user_data);
-    p->in_callback = 0;
+    atomic_store_explicit(&p->in_callback, 0, memory_order_relaxed);
     if (rc)
       return sg__fail(SG_ERR_CALLBACK, "%s: the bind callback returned %d for batch %" PRIu64
                       " (instance %u)", fn, rc, b, s->inst.index);

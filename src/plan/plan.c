@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/handles.h"
 #include "core/sys.h"
+#include "plan/collective_order.h"
 #include "plan/plan.h"
 #include "plan/plan_internal.h"
 #include "plan/schedule_build.h"
@@ -49,6 +50,7 @@ static void free_plan(sg_plan *p) {
   sg__free(p->kinds);
   sg__free(p->name_at);
   sg__free(p->names);
+  sg__free(p->implied);
   sg__free(p);
 }
 
@@ -113,21 +115,46 @@ static sg_status resolve_devices(sg_plan *p, const sg__snapshot *snap, int defau
   return SG_OK;
 }
 
-static sg_status build_plan(const sg__snapshot *snap, unsigned max_streams, int default_device,
+static sg_status build_on(const sg__snapshot *snap, unsigned max_streams, int default_device,
+                          int deferred, sg_plan *p);
+
+static sg_status build_plan(const sg__snapshot *graph, unsigned max_streams, int default_device,
                             int owned_by_exec, int deferred, sg_plan **out) {
   if (!out) return sg__fail(SG_ERR_INVALID_ARGUMENT, "planner: out is NULL");
   *out = NULL;
-  if (!snap) return sg__fail(SG_ERR_INVALID_ARGUMENT, "planner: snapshot is NULL");
+  if (!graph) return sg__fail(SG_ERR_INVALID_ARGUMENT, "planner: snapshot is NULL");
   sg_plan *p = sg__calloc(1, sizeof *p);
   if (!p) return sg__fail(SG_ERR_OUT_OF_MEMORY, "planner: out of memory");
-  p->graph_serial = snap->graph_serial;
-  p->edge_count = snap->edge_count;
+  p->graph_serial = graph->graph_serial;
+  p->edge_count = graph->edge_count;
   p->owned_by_exec = owned_by_exec != 0;
   p->max_streams = max_streams;
-  if (resolve_devices(p, snap, default_device)) {
+  /* The graph's edges and the implied ones that order NCCL nodes. */
+  sg__snapshot snap;
+  int owned;
+  sg_status st = sg__collective_order(graph, &snap, &owned, &p->implied, &p->implied_count);
+  if (st) {
     free_plan(p);
-    return sg__fail(SG_ERR_OUT_OF_MEMORY, "planner: out of memory resolving devices");
+    return st;
   }
+  st = build_on(&snap, max_streams, default_device, deferred, p);
+  if (owned) {
+    sg__free(snap.succ_start);
+    sg__free(snap.succ);
+  }
+  if (st) {
+    free_plan(p);
+    return st;
+  }
+  *out = p;
+  return SG_OK;
+}
+
+/* Plans `snap` into `p` (freed by the caller on failure). */
+static sg_status build_on(const sg__snapshot *snap, unsigned max_streams, int default_device,
+                          int deferred, sg_plan *p) {
+  if (resolve_devices(p, snap, default_device))
+    return sg__fail(SG_ERR_OUT_OF_MEMORY, "planner: out of memory resolving devices");
   sg_status st =
       deferred ? sg__schedule_build_edges_devices(snap->node_count, snap->succ_start, snap->succ,
                                                   p->device_of, p->device_count, max_streams,
@@ -140,13 +167,8 @@ static sg_status build_plan(const sg__snapshot *snap, unsigned max_streams, int 
     st = sg__fail(SG_ERR_OUT_OF_MEMORY, "planner: out of memory copying node names");
   if (!st && !p->schedule.streams_planned && keep_edges(p, snap))
     st = sg__fail(SG_ERR_OUT_OF_MEMORY, "planner: out of memory copying the edges");
-  if (!st) st = sg__handle_register(p, SG__HANDLE_PLAN);
-  if (st) {
-    free_plan(p);
-    return st;
-  }
-  *out = p;
-  return SG_OK;
+  if (!st) st = sg__handle_register(p, SG__HANDLE_PLAN, "planner");
+  return st;
 }
 
 sg_status sg__plan_build(const sg__snapshot *snap, unsigned max_streams, int owned_by_exec,

@@ -4,7 +4,9 @@
  * solid; the edges an event carries dashed and labelled "e<event>"; stream
  * order between consecutive nodes that no reduced edge joins dotted grey:
  * implied by a longer path, or (only where chains were merged to fit the
- * stream limit) added by the merging. */
+ * stream limit) added by the merging. A reduced edge the planner implied to
+ * give NCCL nodes sharing a communicator one order (collective_order.h),
+ * not an edge of the graph, is purple and labelled "nccl order". */
 #include "core/error.h"
 #include "core/handles.h"
 #include "core/sys.h"
@@ -52,7 +54,20 @@ static uint32_t find_edge(const sg__schedule *s, uint32_t u, uint32_t v) {
   return lo < s->red_start[u + 1] && s->red_succ[lo] == v ? lo : UINT32_MAX;
 }
 
-static sg_status put_edges(sg__text *t, const sg__schedule *s) {
+/* 1 if u -> v is one of the plan's implied NCCL-order edges (ascending pairs). */
+static int implied_edge(const sg_plan *p, uint32_t u, uint32_t v) {
+  uint32_t lo = 0, hi = p->implied_count;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    const uint32_t *e = &p->implied[2 * mid];
+    if (e[0] < u || (e[0] == u && e[1] < v)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < p->implied_count && p->implied[2 * lo] == u && p->implied[2 * lo + 1] == v;
+}
+
+static sg_status put_edges(sg__text *t, const sg_plan *p) {
+  const sg__schedule *s = &p->schedule;
   /* Each wait of v is for the event of one reduced predecessor u (events.c
    * draws them from the reduced edges): mark that edge as carried. */
   unsigned char *carried = sg__calloc(s->reduced_edge_count ? s->reduced_edge_count : 1, 1);
@@ -73,6 +88,10 @@ static sg_status put_edges(sg__text *t, const sg__schedule *s) {
       else if (pdl)
         sg__text_printf(t, "  n%u -> n%u [style=bold, color=\"#2ca02c\", label=\"pdl\"];\n", u,
                         s->red_succ[e]);
+      else if (implied_edge(p, u, s->red_succ[e]))
+        sg__text_printf(t, "  n%u -> n%u [style=%s, color=\"#9467bd\", label=\"nccl order%s\"];\n",
+                        u, s->red_succ[e], carried[e] ? "dashed" : "bold",
+                        carried[e] ? " (event)" : "");
       else if (carried[e])
         sg__text_printf(t, "  n%u -> n%u [style=dashed, color=\"#d62728\", label=\"e%d\"];\n", u,
                         s->red_succ[e], s->record_event[u]);
@@ -117,7 +136,7 @@ sg_status sg_plan_to_dot(const sg_plan *plan, char **dot) {
                         "begin while its predecessors finish */\n",
                     s->programmatic_edge_count);
   put_streams(&t, plan);
-  if (put_edges(&t, s)) t.failed = 1;
+  if (put_edges(&t, plan)) t.failed = 1;
   sg__text_printf(&t, "}\n");
   *dot = sg__text_take(&t);
   if (!*dot)

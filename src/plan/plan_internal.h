@@ -31,6 +31,10 @@ struct sg_plan {
    * without an executable). */
   int *devices;
   uint32_t device_count;  /* == schedule.device_count */
+  /* NCCL nodes sharing a communicator, ordered as created: the implied
+   * edges (from, to), ascending, planned as edges (collective_order.h). */
+  uint32_t *implied;
+  uint32_t implied_count;
 };
 
 /* Marks the programmatic nodes of `p`'s schedule from the snapshot's

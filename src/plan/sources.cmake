@@ -20,6 +20,7 @@ list(APPEND SG_C_SOURCES
   plan/memplan.c
   plan/memplan_bound.c
   plan/memplan_check.c
+  plan/collective_order.c
   plan/plan.c
   plan/programmatic.c
   plan/plan_dot.c

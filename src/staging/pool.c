@@ -465,7 +465,7 @@ sg_status sg__pool_new(const sg_pinned_pool_options *opts, const sg__stage_mem *
     st = grow(pool, o.slab_bytes < left ? o.slab_bytes : left, fn);
   }
   sg__mutex_unlock(&pool->lock);
-  if (!st) st = sg__handle_register(pool, SG__HANDLE_POOL);
+  if (!st) st = sg__handle_register(pool, SG__HANDLE_POOL, fn);
   if (st) {
     pool_free(pool);
     return st;

@@ -119,6 +119,10 @@ static int jobs_idle(sg__stage_run *run) {
 }
 
 static void unlink_run(sg__conductor *c, sg__stage_run *run) {
+  if (c->probe_run == run) { /* a question about it is dropped, or its answer */
+    c->probe_run = NULL;
+    if (c->probe != SG__PROBE_RUNNING) c->probe = SG__PROBE_IDLE;
+  }
   sg__stage_run **link = &c->head, *prev = NULL;
   while (*link && *link != run) {
     prev = *link;
@@ -173,13 +177,26 @@ static int step(sg__conductor *c, sg__stage_run *run, uint64_t now, sg__stage_ru
     retire(c, run, doomed);
     return 1;
   }
+  if (c->probe == SG__PROBE_ANSWERED && c->probe_run == run) {
+    c->probe = SG__PROBE_IDLE;
+    c->probe_run = NULL;
+    if (c->probe_broken && !progress) {
+      fail(run, SG_ERR_CUDA, "the device reported an error (its context is broken)");
+      a->end = SG__END_LEAK; /* the device may never finish reading the ring */
+      return 1;
+    }
+  }
   if (progress) {
     a->quiet_since_ns = now;
   } else if (now - a->quiet_since_ns > QUIET_NS) {
     a->quiet_since_ns = now;
-    if (a->watch.broken && a->watch.broken(a->watch.broken_ctx)) {
-      fail(run, SG_ERR_CUDA, "the device reported an error (its context is broken)");
-      a->end = SG__END_LEAK; /* the device may never finish reading the ring */
+    if (a->watch.broken && c->probe == SG__PROBE_IDLE) { /* ask the prober */
+      c->probe = SG__PROBE_ASKED;
+      c->probe_run = run;
+      c->probe_fn = a->watch.broken;
+      c->probe_ctx = a->watch.broken_ctx;
+      c->probe_owner = a->watch.report_ctx;
+      sg__cond_signal(&c->probe_wake);
     }
   }
   return progress;
@@ -200,6 +217,31 @@ static void free_doomed(sg__conductor *c, sg__stage_run *doomed) {
 }
 
 /* ---- the thread ---------------------------------------------------------- */
+
+/* The prober (stage_conductor.h): answers one question at a time, with the
+ * conductor's lock released during the backend's call. */
+static void *prober_main(void *arg) {
+  sg__conductor *c = arg;
+  sg__mutex_lock(&c->lock);
+  for (;;) {
+    while (!c->stopping && c->probe != SG__PROBE_ASKED) sg__cond_wait(&c->probe_wake, &c->lock);
+    if (c->stopping) break;
+    sg__pool_broken_fn fn = c->probe_fn;
+    void *ctx = c->probe_ctx;
+    c->probe = SG__PROBE_RUNNING;
+    sg__mutex_unlock(&c->lock);
+    const int broken = fn(ctx);
+    sg__mutex_lock(&c->lock);
+    c->probe_broken = broken;
+    /* A run taken off meanwhile gets no answer. */
+    c->probe = c->probe_run ? SG__PROBE_ANSWERED : SG__PROBE_IDLE;
+    c->kicked = 1;
+    sg__cond_broadcast(&c->probe_done);
+    sg__cond_signal(&c->wake);
+  }
+  sg__mutex_unlock(&c->lock);
+  return NULL;
+}
 
 static void *conductor_main(void *arg) {
   sg__conductor *c = arg;
@@ -244,12 +286,10 @@ sg_status sg__conductor_init(sg__conductor *c, const char *where) {
   memset(c, 0, sizeof *c);
   if (sg__mutex_init(&c->lock))
     return sg__fail(SG_ERR_SYSTEM, "%s: cannot create a mutex for the conductor", where);
-  if (sg__cond_init(&c->wake)) {
-    sg__mutex_destroy(&c->lock);
-    return sg__fail(SG_ERR_SYSTEM, "%s: cannot create a condition for the conductor", where);
-  }
-  if (sg__cond_init(&c->settled)) {
-    sg__cond_destroy(&c->wake);
+  pthread_cond_t *conds[4] = {&c->wake, &c->settled, &c->probe_wake, &c->probe_done};
+  for (int i = 0; i < 4; i++) {
+    if (!sg__cond_init(conds[i])) continue;
+    while (i-- > 0) sg__cond_destroy(conds[i]);
     sg__mutex_destroy(&c->lock);
     return sg__fail(SG_ERR_SYSTEM, "%s: cannot create a condition for the conductor", where);
   }
@@ -259,7 +299,14 @@ sg_status sg__conductor_init(sg__conductor *c, const char *where) {
 sg_status sg__conductor_start(sg__conductor *c, const char *where) {
   sg__mutex_lock(&c->lock);
   sg_status st = SG_OK;
-  if (!c->running) {
+  if (!c->prober_running) {
+    if (sg__thread_create(&c->prober, prober_main, c))
+      st = sg__fail(SG_ERR_SYSTEM, "%s: cannot start the staging conductor's prober thread",
+                    where);
+    else
+      c->prober_running = 1;
+  }
+  if (!st && !c->running) {
     if (sg__thread_create(&c->thread, conductor_main, c))
       st = sg__fail(SG_ERR_SYSTEM, "%s: cannot start the staging conductor thread", where);
     else
@@ -273,10 +320,14 @@ void sg__conductor_destroy(sg__conductor *c) {
   sg__mutex_lock(&c->lock);
   c->stopping = 1;
   sg__cond_broadcast(&c->wake);
-  const int running = c->running;
+  sg__cond_broadcast(&c->probe_wake);
+  const int running = c->running, probing = c->prober_running;
   sg__mutex_unlock(&c->lock);
   if (running) sg__thread_join(c->thread);
+  if (probing) sg__thread_join(c->prober);
   while (c->head) unlink_run(c, c->head);
+  sg__cond_destroy(&c->probe_done);
+  sg__cond_destroy(&c->probe_wake);
   sg__cond_destroy(&c->settled);
   sg__cond_destroy(&c->wake);
   sg__mutex_destroy(&c->lock);
@@ -356,6 +407,16 @@ void sg__stage_disown(sg_pinned_pool *pool, void *report_ctx) {
   sg__conductor *c = sg__pool_conductor(pool);
   sg__stage_settle(pool);
   sg__mutex_lock(&c->lock);
+  /* The prober may be asking the backend about this executable, whose
+   * context is about to go: let that call end, and drop any question of it
+   * not asked yet. */
+  while (c->probe == SG__PROBE_RUNNING && c->probe_owner == report_ctx)
+    sg__cond_wait(&c->probe_done, &c->lock);
+  if (c->probe != SG__PROBE_RUNNING && c->probe_owner == report_ctx) {
+    c->probe = SG__PROBE_IDLE;
+    c->probe_run = NULL;
+    c->probe_owner = NULL;
+  }
   for (sg__stage_run *r = c->head, *next; r; r = next) {
     next = r->act.next;
     if (r->act.watch.report_ctx != report_ctx) continue;

@@ -23,23 +23,46 @@
 
 #include "staging/stage_run.h"
 
+/* Whether a quiet run's device is broken is asked of the backend (a CUDA
+ * call), which may wait for the driver: another thread can hold it inside a
+ * launch call that waits for the device, which waits for this conductor. So
+ * the conductor never asks itself: its prober thread does, one question at
+ * a time, and the conductor reads the answer on a later round. */
+typedef enum sg__probe_state {
+  SG__PROBE_IDLE = 0,
+  SG__PROBE_ASKED,    /* a question waits for the prober */
+  SG__PROBE_RUNNING,  /* the prober is in the backend's call (lock released) */
+  SG__PROBE_ANSWERED
+} sg__probe_state;
+
 typedef struct sg__conductor {
   pthread_mutex_t lock;
-  pthread_cond_t wake;     /* a run was armed, or stop */
+  pthread_cond_t wake;     /* a run was armed, a probe answered, or stop */
   pthread_cond_t settled;  /* runs being freed outside the lock are freed */
   pthread_t thread;
   int running, stopping, kicked;
   unsigned freeing;        /* runs taken off to be freed, lock released */
   sg__stage_run *head, *tail; /* armed runs */
+  /* The prober (above). probe_run is compared, never followed: a run taken
+   * off the list clears it, and an answer for no run is dropped. */
+  pthread_t prober;
+  int prober_running;
+  pthread_cond_t probe_wake;  /* a question was asked, or stop */
+  pthread_cond_t probe_done;  /* the prober left the backend's call */
+  sg__probe_state probe;
+  const sg__stage_run *probe_run;
+  sg__pool_broken_fn probe_fn;
+  void *probe_ctx, *probe_owner; /* the backend's context; the report context it belongs to */
+  int probe_broken;
 } sg__conductor;
 
 /* Initialises with no thread (SG_ERR_SYSTEM when a mutex or condition
  * cannot be made, message prefixed `where`). */
 sg_status sg__conductor_init(sg__conductor *c, const char *where);
-/* Starts the thread unless it runs (SG_ERR_SYSTEM, with a message, when it
- * cannot be started). */
+/* Starts the thread and its prober unless they run (SG_ERR_SYSTEM, with a
+ * message, when one cannot be started). */
 sg_status sg__conductor_start(sg__conductor *c, const char *where);
-/* Stops and joins the thread; armed runs are dropped (not freed). */
+/* Stops and joins the threads; armed runs are dropped (not freed). */
 void sg__conductor_destroy(sg__conductor *c);
 
 /* Arms `run` (memop protocol) for one more launch, whose program is

@@ -17,7 +17,7 @@ struct Object {
 
 TEST(Handles, ACachedCheckEndsWithTheUnregistration) {
   Object o;
-  ASSERT_EQ(sg__handle_register(&o, SG__HANDLE_EXEC), SG_OK);
+  ASSERT_EQ(sg__handle_register(&o, SG__HANDLE_EXEC, "test"), SG_OK);
   EXPECT_TRUE(sg__handle_valid(&o, SG__HANDLE_EXEC));
   EXPECT_TRUE(sg__handle_valid(&o, SG__HANDLE_EXEC)); // from the cache
   EXPECT_FALSE(sg__handle_valid(&o, SG__HANDLE_GRAPH));
@@ -28,10 +28,10 @@ TEST(Handles, ACachedCheckEndsWithTheUnregistration) {
 
 TEST(Handles, ReRegisteredAsAnotherTypeIsCheckedAsThatType) {
   Object o;
-  ASSERT_EQ(sg__handle_register(&o, SG__HANDLE_PLAN), SG_OK);
+  ASSERT_EQ(sg__handle_register(&o, SG__HANDLE_PLAN, "test"), SG_OK);
   EXPECT_TRUE(sg__handle_valid(&o, SG__HANDLE_PLAN));
   sg__handle_unregister(&o);
-  ASSERT_EQ(sg__handle_register(&o, SG__HANDLE_POOL), SG_OK);
+  ASSERT_EQ(sg__handle_register(&o, SG__HANDLE_POOL, "test"), SG_OK);
   EXPECT_FALSE(sg__handle_valid(&o, SG__HANDLE_PLAN));
   EXPECT_TRUE(sg__handle_valid(&o, SG__HANDLE_POOL));
   sg__handle_unregister(&o);
@@ -39,8 +39,8 @@ TEST(Handles, ReRegisteredAsAnotherTypeIsCheckedAsThatType) {
 
 TEST(Handles, AnotherThreadsUnregistrationEndsThisThreadsCachedCheck) {
   Object o, other;
-  ASSERT_EQ(sg__handle_register(&o, SG__HANDLE_EXEC), SG_OK);
-  ASSERT_EQ(sg__handle_register(&other, SG__HANDLE_EXEC), SG_OK);
+  ASSERT_EQ(sg__handle_register(&o, SG__HANDLE_EXEC, "test"), SG_OK);
+  ASSERT_EQ(sg__handle_register(&other, SG__HANDLE_EXEC, "test"), SG_OK);
   EXPECT_TRUE(sg__handle_valid(&o, SG__HANDLE_EXEC)); // cached on this thread
   std::thread([&] {
     EXPECT_TRUE(sg__handle_valid(&o, SG__HANDLE_EXEC));
@@ -48,7 +48,7 @@ TEST(Handles, AnotherThreadsUnregistrationEndsThisThreadsCachedCheck) {
   }).join();
   EXPECT_FALSE(sg__handle_valid(&o, SG__HANDLE_EXEC));
   // Unregistering another handle leaves this one valid (found again under the lock).
-  ASSERT_EQ(sg__handle_register(&o, SG__HANDLE_EXEC), SG_OK);
+  ASSERT_EQ(sg__handle_register(&o, SG__HANDLE_EXEC, "test"), SG_OK);
   EXPECT_TRUE(sg__handle_valid(&o, SG__HANDLE_EXEC));
   sg__handle_unregister(&other);
   EXPECT_TRUE(sg__handle_valid(&o, SG__HANDLE_EXEC));

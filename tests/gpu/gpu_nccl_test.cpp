@@ -108,6 +108,57 @@ TEST_P(Nccl, AllReduceBetweenKernelsOnTwoGpus) {
   }
 }
 
+// Two all-reduces on the same communicators that no path orders, each
+// after its own kernels, on several streams: the planner orders them as
+// created (Issue25Item7), so neither streams nor a CUDA graph's branches can
+// issue them in different orders on the two ranks; both give the sums.
+TEST_P(Nccl, UnorderedAllReducesOnOneCommunicatorRunInCreationOrder) {
+  const size_t n = 65537;
+  DevOn s0(0, n * 4), s1(1, n * 4), r0(0, n * 4), r1(1, n * 4);
+  DevOn t0(0, n * 4), t1(1, n * 4), q0(0, n * 4), q1(1, n * 4);
+  std::vector<uint32_t> a = gputest::random_u32(5, n), b = gputest::random_u32(6, n);
+  sgtest::Graph g;
+  gputest::AddCall k0(s0.u32(), 1, n, "k0"), k1(s1.u32(), 2, n, "k1");
+  gputest::AddCall m0(t0.u32(), 3, n, "m0"), m1(t1.u32(), 4, n, "m1");
+  sg_node nk0{}, nk1{}, nm0{}, nm1{}, first{}, second{};
+  SG_ASSERT_OK(sg_graph_add_kernel(g, &k0.desc, nullptr, 0, &nk0));
+  SG_ASSERT_OK(sg_graph_add_kernel(g, &k1.desc, nullptr, 0, &nk1));
+  SG_ASSERT_OK(sg_graph_set_device(g, nk1, 1));
+  SG_ASSERT_OK(sg_graph_add_kernel(g, &m0.desc, nullptr, 0, &nm0));
+  SG_ASSERT_OK(sg_graph_add_kernel(g, &m1.desc, nullptr, 0, &nm1));
+  SG_ASSERT_OK(sg_graph_set_device(g, nm1, 1));
+  sg_nccl_call c1[2] = {call(SG_NCCL_ALL_REDUCE, comms[0], s0.p, r0.p, n),
+                        call(SG_NCCL_ALL_REDUCE, comms[1], s1.p, r1.p, n)};
+  sg_nccl_call c2[2] = {call(SG_NCCL_ALL_REDUCE, comms[0], t0.p, q0.p, n),
+                        call(SG_NCCL_ALL_REDUCE, comms[1], t1.p, q1.p, n)};
+  sg_nccl_desc d1 = {c1, 2, "first"}, d2 = {c2, 2, "second"};
+  sg_node deps1[] = {nk0, nk1}, deps2[] = {nm0, nm1};
+  SG_ASSERT_OK(sg_graph_add_nccl(g, &d1, deps1, 2, &first));
+  SG_ASSERT_OK(sg_graph_add_nccl(g, &d2, deps2, 2, &second));
+  sg_exec_options o = options();
+  o.max_streams = 4;
+  sgtest::Exec x;
+  SG_ASSERT_OK(sg_exec_create(g, &o, &x.e));
+  const sg_plan *plan = nullptr;
+  SG_ASSERT_OK(sg_exec_get_plan(x, &plan));
+  char *dot = nullptr;
+  SG_ASSERT_OK(sg_plan_to_dot(plan, &dot));
+  EXPECT_NE(std::string(dot).find("nccl order"), std::string::npos) << dot;
+  sg_free(dot);
+  for (int launch = 0; launch < 5; launch++) {
+    gputest::write_u32(s0.p, a);
+    gputest::write_u32(s1.p, b);
+    gputest::write_u32(t0.p, b);
+    gputest::write_u32(t1.p, a);
+    launch_and_wait(x);
+    std::vector<uint32_t> g0 = gputest::read_u32(r0.p, n), g1 = gputest::read_u32(q1.p, n);
+    for (size_t i = 0; i < n; i++) {
+      ASSERT_EQ(g0[i], a[i] + 1 + b[i] + 2) << GetParam().name << ", element " << i;
+      ASSERT_EQ(g1[i], b[i] + 3 + a[i] + 4) << GetParam().name << ", element " << i;
+    }
+  }
+}
+
 TEST_P(Nccl, AllGatherInRankOrder) {
   const size_t n = 100003;
   DevOn s0(0, n * 4), s1(1, n * 4), r0(0, 2 * n * 4), r1(1, 2 * n * 4);

@@ -1,7 +1,9 @@
 // The host backend's threads are one process-wide pool (src/host/host_pool.h):
-// sized to the machine, grown only for a plan wider than it, shared by every
-// executable; and, although a stream waiting for another stream's event
-// holds its thread, wide launches of many executables at once never starve.
+// a base sized to the machine, shared by every executable, grown while
+// every thread is held by a node that waits (a host node) and work is
+// queued, and shrunk again when idle. A stream waiting for another stream's
+// event gives its thread back, so wide launches of many executables at once
+// never starve.
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +16,9 @@
 #include <vector>
 
 #include "sg_test_util.h"
+extern "C" {
+#include "host/host_pool.h"
+}
 
 namespace {
 
@@ -88,12 +93,19 @@ TEST(HostPool, SixtyFourExecutablesOfAnEightWideGraphShareThePoolsThreads) {
   for (auto e : execs) SG_ASSERT_OK(sg_exec_destroy(e));
   EXPECT_EQ(branches.load(), 64 * 3 * 8);
   EXPECT_EQ(ends.load(), 64 * 3 * 2);
+  // Nodes that return at once never hold every thread for long: the pool
+  // stays near its base (it may grow by a few on a loaded machine, where a
+  // thread can be descheduled for the stall time; never past its cap).
   // (+2: a sanitizer's runtime may start threads of its own meanwhile.)
-  const int allowed = std::max(cpus(), 8) + 2;
+  const int allowed = static_cast<int>(sg__host_pool_cap()) + 2;
   EXPECT_LE(during - before, allowed) << "threads before " << before << ", during " << during;
   EXPECT_LE(after - before, allowed) << "threads before " << before << ", after " << after;
   EXPECT_LT(after, 64 * 8) << "one thread per stream per executable";
-  EXPECT_EQ(process_threads(), after) << "destroying executables does not end pool threads";
+  // The threads beyond the base end once idle.
+  sg__host_pool_trim();
+  EXPECT_TRUE(sgtest::poll_until(
+      [] { return sg__host_pool_threads() <= static_cast<unsigned>(cpus()); }, 30))
+      << sg__host_pool_threads() << " threads";
 }
 
 // Many launches as wide as the pool, in flight together, each needing all
@@ -123,8 +135,8 @@ TEST(HostPool, WideLaunchesOfManyExecutablesAtOnceDoNotStarve) {
   EXPECT_EQ(ends.load(), count * 2);
 }
 
-// A plan wider than the machine grows the pool to its width, and its
-// branches do run at the same time.
+// Branches that wait for each other (host nodes that hold their threads)
+// grow the pool to the plan's width, and do run at the same time.
 TEST(HostPool, APlanWiderThanTheMachineGrowsThePool) {
   const int width = std::max(cpus(), 8) + 24;
   const int before = process_threads();

@@ -2,9 +2,11 @@
 # Installs the build into a scratch prefix, then builds and runs a C program
 # outside the project the way a user without CMake does:
 #   cc prog.c $(pkg-config --cflags --libs streamgraph)
-#   pkgconfig_test.sh BUILD_DIR WORK_DIR PROGRAM.c
+#   pkgconfig_test.sh BUILD_DIR WORK_DIR PROGRAM.c [EXPECT_BUILT]
+# EXPECT_BUILT ("1,0,1,1": CUDA, NCCL, NVRTC, NVTX built in) is checked
+# against the file's variables (Issue25Item9).
 set -euo pipefail
-build="$1" work="$2" program="$3"
+build="$1" work="$2" program="$3" expect="${4:-}"
 rm -rf "$work"
 mkdir -p "$work"
 cmake --install "$build" --prefix "$work/prefix" >/dev/null
@@ -14,6 +16,21 @@ export PKG_CONFIG_PATH="$(dirname "$pc")"
 # Beside the CMake package, as distributions expect.
 [ -f "$(dirname "$pc")/../cmake/streamgraph/streamgraphConfig.cmake" ] ||
   { echo "pkgconfig_test: streamgraph.pc is not beside the CMake package" >&2; exit 1; }
+
+if [ -n "$expect" ]; then
+  IFS=, read -r want_cuda want_nccl want_nvrtc want_nvtx <<<"$expect"
+  for part in cuda nccl nvrtc nvtx; do
+    want="want_$part"
+    got="$(pkg-config --variable=have_$part streamgraph)"
+    [ "$got" = "${!want}" ] ||
+      { echo "pkgconfig_test: have_$part is '$got', want ${!want}" >&2; exit 1; }
+  done
+  if [ "$want_nccl" = 1 ]; then
+    lib="$(pkg-config --variable=nccl_library streamgraph)"
+    [ -e "$lib" ] || { echo "pkgconfig_test: nccl_library '$lib' does not exist" >&2; exit 1; }
+  fi
+  echo "built in: cuda $want_cuda nccl $want_nccl nvrtc $want_nvrtc nvtx $want_nvtx"
+fi
 
 flags="$(pkg-config --cflags --libs streamgraph)"
 echo "cc $(basename "$program") $flags"
