@@ -23,23 +23,23 @@ prod="$(exported "$lib")"
 bad="$(printf '%s\n' "$prod" | grep -vE '^sg_[a-z0-9]' || true)"
 [ -z "$bad" ] || fail "$(basename "$lib") exports non-public symbols:" $bad
 for s in $testing_only; do
-  printf '%s\n' "$prod" | grep -qx "$s" && fail "$(basename "$lib") exports $s (test-only)"
+  grep -qx "$s" <<<"$prod" && fail "$(basename "$lib") exports $s (test-only)"
 done
 for s in sg_version sg_graph_create sg_exec_launch; do
-  printf '%s\n' "$prod" | grep -qx "$s" || fail "$(basename "$lib") does not export $s"
+  grep -qx "$s" <<<"$prod" || fail "$(basename "$lib") does not export $s"
 done
 
 test_syms="$(exported "$testing")"
 bad="$(printf '%s\n' "$test_syms" | grep -vE '^sg_[a-z0-9]' || true)"
 [ -z "$bad" ] || fail "$(basename "$testing") exports non-public symbols:" $bad
 for s in $testing_only sg_version; do
-  printf '%s\n' "$test_syms" | grep -qx "$s" || fail "$(basename "$testing") does not export $s"
+  grep -qx "$s" <<<"$test_syms" || fail "$(basename "$testing") does not export $s"
 done
 
 kern="$(exported "$kernels")"
 bad="$(printf '%s\n' "$kern" | grep -vE '^sg_kernels_' || true)"
 [ -z "$bad" ] || fail "$(basename "$kernels") exports symbols outside sg_kernels_:" $bad
-printf '%s\n' "$kern" | grep -qx sg_kernels_mix || fail "$(basename "$kernels") lacks sg_kernels_mix"
+grep -qx sg_kernels_mix <<<"$kern" || fail "$(basename "$kernels") lacks sg_kernels_mix"
 
 for l in "$lib" "$kernels"; do
   soname="$(objdump -p "$l" | awk '$1 == "SONAME" {print $2}')"
