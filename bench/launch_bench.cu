@@ -62,6 +62,17 @@
 //
 // A micro section first times cudaGetDevice, cuCtxGetCurrent and a mutex
 // lock+unlock pair: the device guard and locks the update path used to pay.
+//
+// Programmatic dependent launch (section "pdl"): chains of 10-1000 and
+// layered/random DAGs of 100 and 1000 opted-in empty kernels, ours (graph
+// mode with programmatic edges; streams mode with the launch attribute)
+// against a raw graph / hand loop of the same DAG without PDL. Targets:
+// chains <= 0.8x raw per node (worst), DAGs <= 0.9x (geomean). The other
+// sections clear the flag, so that they compare the same graphs as before.
+//
+// Rebuild stall (section "rebuild_stall"): the longest sg_exec_launch while
+// sg_exec_update_async builds a 1000-node topology, against sg_exec_update
+// doing it in place. Target: <= 1 ms.
 #include <cuda.h>  // types only: the driver is reached through the runtime's entry points
 #include <cuda_runtime_api.h>
 #include <pthread.h>
@@ -433,6 +444,7 @@ Row run(const Dag &d) {
 
   sg_kernel_call empty;
   sg_kernels_empty(&empty);
+  empty.desc.flags = 0; /* the same DAG as the hand-built one: programmatic edges have rows of their own */
   LibGraph lg = make_lib_graph(d, empty.desc);
 
   // Streams mode against the hand-written loop.
@@ -775,6 +787,7 @@ CreateRow create_cost(const Dag &d) {
   r.edges = d.edges.size();
   sg_kernel_call empty;
   sg_kernels_empty(&empty);
+  empty.desc.flags = 0; /* creation of the DAG as given, without programmatic edges */
   LibGraph lg = make_lib_graph(d, empty.desc);
   auto ours = [&] {
     double ms = 0;
@@ -827,6 +840,208 @@ std::vector<CreateRow> create_rows() {
   return rows;
 }
 
+// ---- programmatic dependent launch ------------------------------------------------
+//
+// DAGs of the library's empty kernel, which opts in (SG_KERNEL_PROGRAMMATIC):
+// our graph mode, where every kernel-to-kernel edge becomes programmatic,
+// against a raw CUDA graph of the same DAG without PDL (DagGraph: the DAG as
+// given), and our streams mode against the hand-written loop of the same
+// schedule without the launch attribute. Per node, medians over
+// kInstantiations builds as in the graph section. Targets (issue): chains of
+// 10-1000 nodes <= 0.8x raw per node (worst), layered and random DAGs <= 0.9x
+// geomean.
+
+struct PdlRow {
+  std::string topology;
+  uint32_t nodes = 0;
+  size_t edges = 0, programmatic_edges = 0;
+  double graph_us = 0, raw_graph_us = 0, streams_us = 0, hand_loop_us = 0;
+  double graph_ratio() const { return graph_us / raw_graph_us; }
+  double streams_ratio() const { return streams_us / hand_loop_us; }
+};
+
+PdlRow pdl_cost(const Dag &d) {
+  PdlRow r;
+  r.topology = d.name;
+  r.nodes = d.n;
+  r.edges = d.edges.size();
+  sg_kernel_call k;
+  sg_kernels_empty(&k); /* opted in */
+  LibGraph lg = make_lib_graph(d, k.desc);
+  std::vector<double> ours_g, raw_g;
+  for (int b = 0; b < kInstantiations; b++) {
+    sg_exec *x = make_exec(lg, SG_MODE_GRAPH, SG_BUILD_EXPLICIT, nullptr);
+    if (b == 0) {
+      const sg_plan *plan = nullptr;
+      SGK(sg_exec_get_plan(x, &plan));
+      sg_plan_summary sum;
+      SGK(sg_plan_get_summary(plan, &sum));
+      r.programmatic_edges = sum.programmatic_edge_count;
+    }
+    DagGraph raw(d, k.desc.func);
+    auto ours = [&](int reps) {
+      double t0 = now_us();
+      for (int i = 0; i < reps; i++) SGK(sg_exec_launch(x, nullptr));
+      SGK(sg_exec_wait(x));
+      return now_us() - t0;
+    };
+    auto base = [&](int reps) {
+      double t0 = now_us();
+      for (int i = 0; i < reps; i++) CK(cudaGraphLaunch(raw.exec, raw.stream));
+      CK(cudaStreamSynchronize(raw.stream));
+      return now_us() - t0;
+    };
+    auto m = compare(reps_for(d.n, 5), ours, base);
+    ours_g.push_back(m.first / d.n);
+    raw_g.push_back(m.second / d.n);
+    SGK(sg_exec_destroy(x));
+  }
+  r.graph_us = median(ours_g);
+  r.raw_graph_us = median(raw_g);
+  {
+    sg_exec *x = make_exec(lg, SG_MODE_STREAMS, SG_BUILD_EXPLICIT, nullptr);
+    HandLoop hand(schedule_of(x), k.desc.func);
+    auto ours = [&](int reps) {
+      double t0 = now_us();
+      for (int i = 0; i < reps; i++) SGK(sg_exec_launch(x, nullptr));
+      SGK(sg_exec_wait(x));
+      return now_us() - t0;
+    };
+    auto base = [&](int reps) {
+      double t0 = now_us();
+      for (int i = 0; i < reps; i++) hand.launch();
+      CK(cudaEventSynchronize(hand.done));
+      return now_us() - t0;
+    };
+    auto m = compare(reps_for(d.n, 3), ours, base);
+    r.streams_us = m.first / d.n;
+    r.hand_loop_us = m.second / d.n;
+    SGK(sg_exec_destroy(x));
+  }
+  SGK(sg_graph_destroy(lg.g));
+  return r;
+}
+
+std::vector<PdlRow> pdl_rows(double *chain_worst, double *dag_geomean) {
+  std::printf("\nprogrammatic dependent launch: opted-in empty kernels; graph = ours (graph mode, "
+              "programmatic edges) / raw CUDA graph of the same DAG without PDL; streams = ours "
+              "(launch attribute) / hand loop without it; us per node\n");
+  std::printf("%-10s %6s %6s %6s | %8s %8s %6s | %8s %8s %6s\n", "topology", "nodes", "edges",
+              "pdl", "graph", "raw", "ratio", "streams", "hand", "ratio");
+  std::vector<PdlRow> rows;
+  std::vector<Dag> dags;
+  for (uint32_t n : {10u, 30u, 100u, 300u, 1000u}) dags.push_back(chain(n));
+  for (uint32_t n : {100u, 1000u}) {
+    dags.push_back(layered(n, 4));
+    dags.push_back(layered(n, 16));
+    dags.push_back(random_dag(n));
+  }
+  *chain_worst = 0;
+  double log_sum = 0;
+  int dag_count = 0;
+  for (const Dag &d : dags) {
+    PdlRow r = pdl_cost(d);
+    rows.push_back(r);
+    std::printf("%-10s %6u %6zu %6zu | %8.3f %8.3f %6.3f | %8.3f %8.3f %6.3f\n",
+                r.topology.c_str(), r.nodes, r.edges, r.programmatic_edges, r.graph_us,
+                r.raw_graph_us, r.graph_ratio(), r.streams_us, r.hand_loop_us, r.streams_ratio());
+    std::fflush(stdout);
+    if (r.topology == "chain") {
+      *chain_worst = std::max(*chain_worst, r.graph_ratio());
+    } else {
+      log_sum += std::log(r.graph_ratio());
+      dag_count++;
+    }
+  }
+  *dag_geomean = std::exp(log_sum / dag_count);
+  std::printf("pdl chain  target 0.80  worst %.3f  %s\n", *chain_worst,
+              *chain_worst <= 0.8 ? "met" : "MISSED");
+  std::printf("pdl dags   target 0.90  geomean %.3f  %s\n", *dag_geomean,
+              *dag_geomean <= 0.9 ? "met" : "MISSED");
+  return rows;
+}
+
+// ---- rebuilds that never stall launches ---------------------------------------------
+//
+// A 100-node random DAG launched in a loop that keeps two launches in
+// flight, while sg_exec_update_async builds a 1000-node random DAG: the
+// longest sg_exec_launch call from the update to 50 launches after the
+// switch (the switch, and the old version's destruction on the build
+// thread, included), against sg_exec_update making the same change in place.
+// Medians over 3 rounds. Target (issue): longest stall <= 1 ms.
+
+struct StallRow {
+  const char *mode;
+  double longest_ms = 0, switch_ms = 0, in_place_ms = 0;
+  uint64_t raced = 0;
+};
+
+StallRow stall_cost(const char *name, sg_exec_mode mode) {
+  StallRow r;
+  r.mode = name;
+  sg_kernel_call k;
+  sg_kernels_empty(&k);
+  LibGraph small = make_lib_graph(random_dag(100), k.desc);
+  LibGraph large = make_lib_graph(random_dag(1000), k.desc);
+  std::vector<double> longest, switching, in_place, raced;
+  for (int round = 0; round < 3; round++) {
+    sg_exec *x = make_exec(small, mode, SG_BUILD_EXPLICIT, nullptr);
+    uint64_t launched = 0;
+    auto launch = [&]() {
+      double t0 = now_us();
+      SGK(sg_exec_launch(x, nullptr));
+      double t = now_us() - t0;
+      launched++;
+      if (launched > 2) SGK(sg_exec_wait_launch(x, launched - 2));
+      return t;
+    };
+    for (int i = 0; i < 50; i++) launch();
+    SGK(sg_exec_update_async(x, large.g));
+    double worst = 0, at_switch = 0;
+    uint64_t n = 0, first = 0;
+    sg_status q;
+    while ((q = sg_exec_update_query(x, &first)) == SG_NOT_READY) {
+      worst = std::max(worst, at_switch = launch());
+      n++;
+    }
+    SGK(q);
+    for (int i = 0; i < 50; i++) worst = std::max(worst, launch());
+    SGK(sg_exec_wait(x));
+    SGK(sg_exec_update(x, small.g));
+    double t0 = now_us();
+    SGK(sg_exec_update(x, large.g));
+    in_place.push_back((now_us() - t0) / 1e3);
+    longest.push_back(worst / 1e3);
+    switching.push_back(at_switch / 1e3);
+    raced.push_back(double(n));
+    SGK(sg_exec_destroy(x));
+  }
+  r.longest_ms = median(longest);
+  r.switch_ms = median(switching);
+  r.in_place_ms = median(in_place);
+  r.raced = uint64_t(median(raced));
+  SGK(sg_graph_destroy(small.g));
+  SGK(sg_graph_destroy(large.g));
+  return r;
+}
+
+std::vector<StallRow> stall_rows(double *worst) {
+  std::printf("\nrebuild stall: 100-node DAG relaunched (2 in flight) while sg_exec_update_async "
+              "builds a 1000-node DAG; ms\n");
+  std::printf("%-8s | %9s %9s %8s | %12s\n", "mode", "longest", "switch", "launches",
+              "in place");
+  std::vector<StallRow> rows = {stall_cost("graph", SG_MODE_GRAPH),
+                                stall_cost("streams", SG_MODE_STREAMS)};
+  *worst = 0;
+  for (const StallRow &r : rows) {
+    std::printf("%-8s | %9.3f %9.3f %8llu | %12.3f\n", r.mode, r.longest_ms, r.switch_ms,
+                (unsigned long long)r.raced, r.in_place_ms);
+    *worst = std::max(*worst, r.longest_ms);
+  }
+  std::printf("stall      target 1.00 ms  worst %.3f  %s\n", *worst, *worst <= 1.0 ? "met" : "MISSED");
+  return rows;
+}
+
 // ---- output -----------------------------------------------------------------------
 
 struct Target {
@@ -836,7 +1051,8 @@ struct Target {
 };
 
 void write_json(const char *path, const std::vector<Row> &rows,
-                const std::vector<CreateRow> &creates, const Target *targets, int nt,
+                const std::vector<CreateRow> &creates, const std::vector<PdlRow> &pdl,
+                const std::vector<StallRow> &stalls, const Target *targets, int nt,
                 const Micro &mi, const char *device, const std::string &cpu, int driver,
                 int runtime, double total_s) {
   FILE *f = std::fopen(path, "w");
@@ -896,6 +1112,28 @@ void write_json(const char *path, const std::vector<Row> &rows,
                  "\"raw_ms\": %.4f, \"ratio\": %.4f}%s\n",
                  c.topology.c_str(), c.nodes, c.edges, c.ours_ms, c.raw_ms, c.ratio(),
                  i + 1 < creates.size() ? "," : "");
+  }
+  std::fprintf(f, "  ],\n  \"pdl\": [\n");
+  for (size_t i = 0; i < pdl.size(); i++) {
+    const PdlRow &p = pdl[i];
+    std::fprintf(f,
+                 "    {\"topology\": \"%s\", \"nodes\": %u, \"edges\": %zu, "
+                 "\"programmatic_edges\": %zu, \"graph_us_per_node\": %.4f, "
+                 "\"raw_graph_us_per_node\": %.4f, \"graph_ratio\": %.4f, "
+                 "\"streams_us_per_node\": %.4f, \"hand_loop_us_per_node\": %.4f, "
+                 "\"streams_ratio\": %.4f}%s\n",
+                 p.topology.c_str(), p.nodes, p.edges, p.programmatic_edges, p.graph_us,
+                 p.raw_graph_us, p.graph_ratio(), p.streams_us, p.hand_loop_us, p.streams_ratio(),
+                 i + 1 < pdl.size() ? "," : "");
+  }
+  std::fprintf(f, "  ],\n  \"rebuild_stall\": [\n");
+  for (size_t i = 0; i < stalls.size(); i++) {
+    const StallRow &st = stalls[i];
+    std::fprintf(f,
+                 "    {\"mode\": \"%s\", \"longest_launch_ms\": %.4f, \"switch_launch_ms\": %.4f, "
+                 "\"launches_during_build\": %llu, \"update_in_place_ms\": %.4f}%s\n",
+                 st.mode, st.longest_ms, st.switch_ms, (unsigned long long)st.raced,
+                 st.in_place_ms, i + 1 < stalls.size() ? "," : "");
   }
   std::fprintf(f, "  ]\n}\n");
   std::fclose(f);
@@ -1037,11 +1275,20 @@ int main(int argc, char **argv) {
                 geomean_of(rows, order), geomean_of(rows, reduction));
   }
   std::vector<CreateRow> creates = create_rows();
+  double pdl_chain_worst = 0, pdl_dag_geomean = 0, stall_worst = 0;
+  std::vector<PdlRow> pdl = pdl_rows(&pdl_chain_worst, &pdl_dag_geomean);
+  std::vector<StallRow> stalls = stall_rows(&stall_worst);
+  /* The new sections' targets join the list: worst and geomean as each states it. */
+  Target all[] = {targets[0], targets[1], targets[2], targets[3], targets[4],
+                  {"pdl_chain_graph", 0.80, pdl_chain_worst, pdl_chain_worst},
+                  {"pdl_dag_graph_geomean", 0.90, pdl_dag_geomean, pdl_dag_geomean},
+                  {"rebuild_stall_ms", 1.00, stall_worst, stall_worst}};
   std::printf("\nbuild times (ms): ours explicit / ours capture / hand-built (instantiate+upload)\n");
   for (const Row &r : rows)
     std::printf("  %-8s %6u  %9.2f %9.2f %9.2f\n", r.topology.c_str(), r.nodes,
                 r.create_explicit_ms, r.create_capture_ms, r.hand_build_ms);
   std::printf("\ntotal %.1f s; JSON: %s\n", total_s, json);
-  write_json(json, rows, creates, targets, 5, mi, prop.name, cpu, driver, runtime, total_s);
+  write_json(json, rows, creates, pdl, stalls, all, 8, mi, prop.name, cpu, driver, runtime,
+             total_s);
   return 0;
 }

@@ -18,6 +18,9 @@ static void begin(sg_kernel_call *c, const void *func, sg_host_twin_fn twin, siz
   c->desc.args = c->arg_ptrs;
   c->desc.arg_sizes = c->arg_sizes;
   c->desc.host_twin = twin;
+  /* Every kernel of kernels/ opens with SG_PDL_BEGIN (pdl.cuh): it may run
+   * as the dependent of a programmatic edge. */
+  c->desc.flags = SG_KERNEL_PROGRAMMATIC;
 }
 
 void sg__call_begin(sg_kernel_call *c, const void *func, sg_host_twin_fn twin, size_t n) {

@@ -5,6 +5,7 @@
 #include <stddef.h>
 
 #include "nn_math.h"
+#include "pdl.cuh"
 
 namespace {
 
@@ -12,6 +13,7 @@ constexpr unsigned kRowBlock = 256;  // blockDim.x of the row kernels (call.c)
 
 __global__ void bias_act_kernel(float *y, const float *x, const float *bias, size_t rows,
                                 size_t cols, unsigned act) {
+  SG_PDL_BEGIN();
   const size_t n = rows * cols;
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
        i += (size_t)gridDim.x * blockDim.x)
@@ -39,6 +41,7 @@ __device__ float block_reduce(float v, float *scratch) {
 
 __global__ void __launch_bounds__(kRowBlock)
     softmax_rows_kernel(float *y, const float *x, size_t rows, size_t cols) {
+  SG_PDL_BEGIN();
   __shared__ float scratch[kRowBlock / 32];
   for (size_t r = blockIdx.x; r < rows; r += gridDim.x) {
     const float *in = x + r * cols;
@@ -57,6 +60,7 @@ __global__ void __launch_bounds__(kRowBlock)
 __global__ void __launch_bounds__(kRowBlock)
     layer_norm_kernel(float *y, const float *x, const float *gamma, const float *beta,
                       size_t rows, size_t cols, float eps) {
+  SG_PDL_BEGIN();
   __shared__ float scratch[kRowBlock / 32];
   for (size_t r = blockIdx.x; r < rows; r += gridDim.x) {
     const float *in = x + r * cols;

@@ -3,6 +3,7 @@
 #include <float.h>
 #include <math.h>
 #include <stddef.h>
+#include "pdl.cuh"
 
 namespace {
 
@@ -18,6 +19,7 @@ struct cf32 {
 
 __global__ void cmul_kernel(cf32 *out, const cf32 *a, const cf32 *b, size_t len, size_t rows,
                             size_t filters, float scale) {
+  SG_PDL_BEGIN();
   const size_t per_filter = len * rows;
   GRID_STRIDE(i, per_filter * filters) {
     const size_t f = i / per_filter, ai = i - f * per_filter, j = ai % len;
@@ -32,6 +34,7 @@ __global__ void cmul_kernel(cf32 *out, const cf32 *a, const cf32 *b, size_t len,
 __global__ void ols_assemble_kernel(cf32 *blocks, const cf32 *history, const cf32 *chunk,
                                     size_t history_len, size_t block_len, size_t hop,
                                     size_t block_count) {
+  SG_PDL_BEGIN();
   GRID_STRIDE(i, block_len * block_count) {
     const size_t b = i / block_len, j = i - b * block_len, s = b * hop + j;
     blocks[i] = s < history_len ? history[s] : chunk[s - history_len];
@@ -40,6 +43,7 @@ __global__ void ols_assemble_kernel(cf32 *blocks, const cf32 *history, const cf3
 
 __global__ void ols_discard_kernel(cf32 *out, const cf32 *blocks, size_t block_len,
                                    size_t discard, size_t block_count, size_t factor) {
+  SG_PDL_BEGIN();
   const size_t per_block = (block_len - discard) / factor;
   GRID_STRIDE(i, per_block * block_count) {
     const size_t b = i / per_block, k = i - b * per_block;
@@ -48,10 +52,12 @@ __global__ void ols_discard_kernel(cf32 *out, const cf32 *blocks, size_t block_l
 }
 
 __global__ void decimate_kernel(cf32 *out, const cf32 *in, size_t n_out, size_t factor) {
+  SG_PDL_BEGIN();
   GRID_STRIDE(k, n_out) out[k] = in[k * factor];
 }
 
 __global__ void power_db_kernel(float *out, const cf32 *in, size_t n) {
+  SG_PDL_BEGIN();
   GRID_STRIDE(i, n) {
     const cf32 v = in[i];
     const float p = v.re * v.re + v.im * v.im;

@@ -383,6 +383,56 @@ sg_status sg_exec_set_stream_fn(sg_exec *exec, sg_node node, const sg_stream_fn_
  * it have their new parameters and the others keep theirs. */
 SG_API sg_status sg_exec_update(sg_exec *exec, const sg_graph *graph);
 
+/* ---- rebuilds that never stall launches --------------------------------
+ *
+ * sg_exec_update_async re-applies a graph like sg_exec_update, but a new
+ * topology is planned, built, instantiated and uploaded on a thread of its
+ * own while the caller keeps launching the current version. The switch
+ * happens at the first sg_exec_launch that finds the replacement ready:
+ * that launch and every later one run the new version; every launch before
+ * it ran the old one. Launch numbers go on across the switch (the switch
+ * launch is the number sg_exec_update_query/_wait report), so a launch
+ * number says which version ran it: version N+1 from the reported number
+ * on. The switch launch first waits for the old version's launches still
+ * in flight (none in a loop that waits for each launch) and hands the old
+ * version to the build thread to free, so it costs the launch a pointer
+ * swap, not a build.
+ *
+ * With the same topology the parameters change at once, as sg_exec_update
+ * changes them (no thread, nothing to wait for): the next launch is the
+ * switch launch.
+ *
+ * While a replacement is pending, sg_exec_set_* change the current
+ * version (the replacement runs the graph as given), handles of the new
+ * graph are refused until the switch, sg_exec_wait waits for launches, not
+ * for the build, and sg_exec_get_info/_plan describe the current version.
+ * A second sg_exec_update_async while the first is still building fails
+ * with SG_ERR_BUSY (one already built is switched to first); sg_exec_update
+ * waits for a pending build and switches to it before it applies its own
+ * graph; sg_exec_destroy waits for a pending build and frees it.
+ *
+ * A build that fails (a node this backend cannot run, out of memory, a
+ * thread or CUDA failure) changes nothing: launches go on running the
+ * current version, and sg_exec_update_query/_wait return the error, its
+ * message naming sg_exec_update_async. Errors found before the thread
+ * starts (the graph handle, a cycle, a parameter the backend refuses) are
+ * returned by sg_exec_update_async itself. */
+SG_API sg_status sg_exec_update_async(sg_exec *exec, const sg_graph *graph);
+
+/* The last sg_exec_update_async: SG_NOT_READY while its replacement builds
+ * or waits for the next launch; SG_OK once switched, with *first_launch
+ * (may be NULL) the number of the first launch that ran it (the launch
+ * after the last one made, while none has yet); the build's error if it
+ * failed. SG_ERR_INVALID_ARGUMENT if no asynchronous update was made. Never
+ * blocks, never switches. */
+SG_API sg_status sg_exec_update_query(sg_exec *exec, uint64_t *first_launch);
+
+/* Waits for the build of the last sg_exec_update_async and, if it
+ * succeeded and no launch has switched yet, switches now (after the
+ * launches in flight: the next launch runs the new version). Returns as
+ * sg_exec_update_query would after that, never SG_NOT_READY. */
+SG_API sg_status sg_exec_update_wait(sg_exec *exec, uint64_t *first_launch);
+
 /* ---- planned temporaries (streamgraph/graph.h, docs/buffers.md) ---------- */
 
 /* The address `temp` has in this executable: in its arena (device memory

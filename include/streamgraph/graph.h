@@ -113,7 +113,24 @@ typedef struct sg_kernel_desc {
   unsigned arg_count;
   sg_host_twin_fn host_twin; /* optional; required by the host backend */
   const char *name;
+  unsigned flags;            /* SG_KERNEL_* below; 0 for none */
 } sg_kernel_desc;
+
+/* Programmatic dependent launch (opt-in). The kernel promises to call
+ * cudaGridDependencySynchronize() (griddepcontrol.wait) before it reads or
+ * writes any memory a predecessor node reads or writes, in every block; it
+ * may call cudaTriggerProgrammaticLaunchCompletion() once its own dependents
+ * may start their prologue. Where such a kernel depends only on kernel nodes
+ * of its own device, its launch may then begin while those kernels finish:
+ * graph mode makes its incoming edges programmatic (cudaGraphEdgeData of type
+ * cudaGraphDependencyTypeProgrammatic), streams mode launches it with
+ * cudaLaunchAttributeProgrammaticStreamSerialization after a kernel on its
+ * stream. Before sm_90 the calls are no-ops and the launch is ordinary.
+ * Kernels without the flag are never affected; the host backend ignores it.
+ * The flag is part of the topology: sg_exec_set_kernel refuses a change of
+ * it (edit the graph and call sg_exec_update). The kernels of kernels/ opt
+ * in and show the pattern (SG_PDL_BEGIN in kernels/pdl.cuh). */
+#define SG_KERNEL_PROGRAMMATIC 1u
 
 /* ---- memset ------------------------------------------------------------ */
 typedef struct sg_memset_desc {

@@ -60,6 +60,8 @@ typedef struct sg_plan_summary {
                                   more than stream_count when chains were merged */
   size_t plan_critical_path_nodes; /* longest path through edges and stream order: equal to
                                   critical_path_nodes unless merging chains cost concurrency */
+  size_t programmatic_edge_count; /* reduced edges into kernels that may begin while their
+                                  predecessors finish (SG_KERNEL_PROGRAMMATIC, graph.h) */
 } sg_plan_summary;
 
 SG_API sg_status sg_plan_get_summary_sized(const sg_plan *plan, sg_plan_summary *summary,
@@ -79,6 +81,9 @@ typedef struct sg_plan_node_info {
   unsigned wait_count;         /* events it waits for before starting */
   int records_event;           /* 1 if other streams wait on an event recorded after it */
   unsigned event;              /* that event's number (0-based) when records_event is 1 */
+  int programmatic;            /* 1 if every edge into it is programmatic: a kernel with
+                                  SG_KERNEL_PROGRAMMATIC whose predecessors are all kernels of
+                                  its device (graph.h) */
 } sg_plan_node_info;
 
 /* `node` is a handle of the graph the plan was made from. */

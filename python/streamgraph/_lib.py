@@ -113,7 +113,8 @@ class sg_kernel_desc(ctypes.Structure):
                 ("grid", sg_dim3), ("block", sg_dim3), ("shared_bytes", ctypes.c_size_t),
                 ("args", ctypes.POINTER(ctypes.c_void_p)),
                 ("arg_sizes", ctypes.POINTER(ctypes.c_size_t)), ("arg_count", ctypes.c_uint),
-                ("host_twin", ctypes.c_void_p), ("name", ctypes.c_char_p)]
+                ("host_twin", ctypes.c_void_p), ("name", ctypes.c_char_p),
+                ("flags", ctypes.c_uint)]
 
 
 class sg_memset_desc(ctypes.Structure):

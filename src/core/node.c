@@ -221,6 +221,9 @@ static sg_status check_shape(const sg_kernel_desc *desc, const sg__where *where)
     return fail_at(where, SG_ERR_INVALID_ARGUMENT, "func_kind %d is not an sg_kernel_func_kind", (int)desc->func_kind);
   if (!desc->func && !desc->host_twin)
     return fail_at(where, SG_ERR_INVALID_ARGUMENT, "neither func nor host_twin is set");
+  if (desc->flags & ~SG_KERNEL_PROGRAMMATIC)
+    return fail_at(where, SG_ERR_INVALID_ARGUMENT, "flags 0x%x has bits that are no SG_KERNEL_* flag",
+                   desc->flags);
   return SG_OK;
 }
 
@@ -302,6 +305,7 @@ sg_status sg__node_from_kernel_reusing(const sg_kernel_desc *desc, const sg__whe
   k->host_twin = desc->host_twin;
   k->cond_arg = 0;
   k->cond_id = 0;
+  k->programmatic = (desc->flags & SG_KERNEL_PROGRAMMATIC) != 0;
   k->owner = desc->func_kind == SG_KERNEL_CUDA_KERNEL && desc->func
                  ? sg__kernel_owner_retain_kernel(desc->func)
                  : NULL;
@@ -623,6 +627,8 @@ int sg__node_same_shape(const sg__node *a, const sg__node *b) {
   if (a->kind == SG__NODE_KERNEL && (a->u.kernel.cond_arg != b->u.kernel.cond_arg ||
                                      a->u.kernel.cond_id != b->u.kernel.cond_id))
     return 0;
+  /* A programmatic kernel's edges are of another type. */
+  if (a->kind == SG__NODE_KERNEL) return a->u.kernel.programmatic == b->u.kernel.programmatic;
   if (a->kind != SG__NODE_NCCL) return 1;
   if (a->u.nccl.call_count != b->u.nccl.call_count) return 0;
   for (unsigned i = 0; i < a->u.nccl.call_count; i++)

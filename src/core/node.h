@@ -58,6 +58,9 @@ typedef struct sg__kernel {
    * plus one, 0 when none; each executable puts its own sg_cond_ref there. */
   uint32_t cond_arg;
   uint32_t cond_id;           /* the condition's index in its top-level graph */
+  /* SG_KERNEL_PROGRAMMATIC was set: the kernel may run as the dependent
+   * of a programmatic edge (plan/programmatic.c). */
+  unsigned char programmatic;
 } sg__kernel;
 
 typedef struct sg__memset {

@@ -44,6 +44,13 @@ static sg_status cuda_query_launch(void *state, uint64_t launch) {
   return sg__cuda_wait_through(state, launch, 0, "sg_exec_query_launch");
 }
 
+/* A state built ahead (sg_exec_update_async) numbers its launches on from
+ * the executable's count at the switch, every earlier launch having ended. */
+static void cuda_renumber(void *state, uint64_t launches) {
+  sg__cuda_state *b = state;
+  b->launches = b->finished = launches;
+}
+
 static void cuda_track_launches(void *state) {
   sg__cuda_state *b = state;
   b->track = 1;
@@ -58,6 +65,7 @@ static void free_backend(sg__cuda_state *b) {
   sg__cuda_tracer_free(&b->tracer); /* after the graph whose nodes record its events */
   sg__cuda_marks_free(b);
   sg__cuda_streams_free(b);
+  sg__cuda_pdl_free(b);
   sg__stage_lanes_free(b->lanes);
   sg__staging_destroy(b->staging); /* after the graph that names its rings */
   if (b->work)
@@ -168,6 +176,7 @@ static sg_status cuda_create(const sg__backend_args *args, void **state) {
   if (!st) st = sg__cuda_conds_init(b, args);
   if (!st) st = sg__cuda_devices_make(&b->dev, b->nodes, b->s->node_count, b->device, fn);
   if (!st) st = setup_nodes(b, &args->options->staging, args->trace, fn);
+  if (!st) st = sg__cuda_pdl_setup(b, args->trace != NULL, fn);
   /* CUDA events time one device: a launch over several has no common
    * clock for its nodes. */
   if (!st && args->trace && b->dev.count > 1)
@@ -257,6 +266,7 @@ static const sg__backend_ops cuda_ops = {
     .query_launch = cuda_query_launch,
     .track_launches = cuda_track_launches,
     .update_node = cuda_update_node,
+    .renumber = cuda_renumber,
     .arena_alloc = sg__cuda_arena_alloc,
     .arena_free = sg__cuda_arena_free,
 };

@@ -185,6 +185,12 @@ typedef struct sg__cuda_state {
    * mapped) and the defaults copied into them at each launch. */
   unsigned *cond_words;
   unsigned *cond_defaults;
+  /* Programmatic dependent launch (graph_pdl.c), NULL where unused:
+   * explicit graph mode: node -> its incoming edges are programmatic (the
+   * schedule's array); streams mode and capture: node -> launched with the
+   * programmatic stream serialization attribute (owned). */
+  const uint8_t *pdl;
+  uint8_t *pdl_launch;
 } sg__cuda_state;
 
 /* ---- cuda_device.c ------------------------------------------------------ */
@@ -264,6 +270,21 @@ sg_status sg__cuda_enqueue(sg__cuda_state *b, uint32_t index, const sg__node *no
                            cudaStream_t stream, const char *fn, char *msg, size_t cap);
 /* The kernel node parameters of a kernel node (pointers into `k`). */
 void sg__cuda_kernel_params(const sg__kernel *k, struct cudaKernelNodeParams *p);
+
+/* ---- programmatic dependent launch (graph_pdl.c) ---- */
+
+/* Decides b->pdl / b->pdl_launch from the schedule, the mode and the
+ * device (after setup_nodes: reads b->op). */
+sg_status sg__cuda_pdl_setup(sg__cuda_state *b, int traced, const char *fn);
+void sg__cuda_pdl_free(sg__cuda_state *b);
+/* cudaLaunchKernelExC with cudaLaunchAttributeProgrammaticStreamSerialization. */
+cudaError_t sg__cuda_launch_programmatic(const sg__kernel *k, cudaStream_t stream);
+/* Adds a kernel node whose edges from `deps` (kernel nodes) are programmatic;
+ * the failing call's name in *call. */
+cudaError_t sg__cuda_graph_add_programmatic(cudaGraphNode_t *added, cudaGraph_t graph,
+                                            const cudaGraphNode_t *deps, size_t nd,
+                                            const struct cudaKernelNodeParams *p,
+                                            const char **call);
 /* "sg_exec_launch: node 'k' (#3)": where a message about a node starts. */
 const char *sg__cuda_where(const sg__cuda_state *b, const char *fn, uint32_t index,
                            char buf[SG__LABEL_BYTES + 64]);

@@ -43,6 +43,11 @@ sg_status sg__cuda_enqueue(sg__cuda_state *b, uint32_t index, const sg__node *n,
   switch ((sg__cuda_op)b->op[index]) {
     case SG__OP_KERNEL: {
       const sg__kernel *k = &n->u.kernel;
+      if (b->pdl_launch && b->pdl_launch[index]) { /* graph_pdl.c */
+        call = "cudaLaunchKernelExC (programmatic stream serialization)";
+        err = sg__cuda_launch_programmatic(k, stream);
+        break;
+      }
       call = "cudaLaunchKernel";
       err = SG_CUDA(cudaLaunchKernel(k->func, to_dim3(k->grid), to_dim3(k->block), k->arg_ptrs,
                                      k->shared_bytes, stream));

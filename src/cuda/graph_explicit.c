@@ -60,6 +60,10 @@ static sg_status add_node(sg__cuda_state *b, uint32_t v, const sg__node *node, c
       void *args[SG_MAX_KERNEL_ARGS];
       struct sg_cond_ref ref;
       sg__cuda_cond_kernel_params(b, &node->u.kernel, &p, args, &ref);
+      if (b->pdl && b->pdl[v] && nd) { /* graph_pdl.c */
+        *err = sg__cuda_graph_add_programmatic(added, graph, deps, nd, &p, call);
+        return SG_OK;
+      }
       *call = "cudaGraphAddKernelNode";
       *err = SG_CUDA(cudaGraphAddKernelNode(added, graph, deps, nd, &p));
       return SG_OK;

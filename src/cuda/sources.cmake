@@ -23,6 +23,7 @@ list(APPEND SG_CUDA_C_SOURCES
   cuda/graph_explicit.c
   cuda/graph_conditional.c
   cuda/streams_conditional.c
+  cuda/graph_pdl.c
   cuda/graph_capture.c
   cuda/graph_update.c
   cuda/graph_kernel_update.c

@@ -107,6 +107,11 @@ typedef struct sg__backend_ops {
    * *in_place when it changed an instantiated CUDA graph in place; the
    * front end then moves `fresh` into nodes[index]. */
   sg_status (*update_node)(void *state, uint32_t index, const sg__node *fresh, int *in_place);
+  /* A state built ahead of its switch (sg_exec_update_async) was made with
+   * the launch count of its start; at the switch, with the old state idle,
+   * it learns the count now (`launches`, all ended) and numbers on from
+   * there. NULL when the backend takes each launch's number as given. */
+  void (*renumber)(void *state, uint64_t launches);
   /* The memory of an executable's planned temporaries (docs/buffers.md):
    * `bytes` (> 0) on device `device`, aligned to SG__ARENA_ALLOC_ALIGN,
    * where the backend's nodes can read and write it (device memory for

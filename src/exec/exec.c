@@ -192,6 +192,7 @@ sg_status sg_exec_destroy(sg_exec *exec) {
     st = sg__handle_enter_last(exec, SG__HANDLE_EXEC, exec ? &exec->in_use : NULL, __func__,
                                "exec", what);
   if (st) return st;
+  if (exec->rebuild) sg__exec_rebuild_free(exec);
   exec->ops->wait(exec->state);
   if (exec->dump) sg__exec_dump(exec);
   exec->ops->destroy(exec->state);
@@ -321,6 +322,7 @@ static sg_status launch(sg_exec *exec, void *cuda_stream, const char *fn) {
                     "%s: the host backend orders a launch after a CUDA stream only where CUDA "
                     "is present, and %s; pass NULL",
                     fn, sg__cuda_backend() ? "no CUDA device was found" : "this build has no CUDA");
+  if (exec->rebuild && (st = sg__exec_rebuild_at_launch(exec, fn))) return st;
   const uint64_t number = exec->launched + 1;
   if (exec->trace) {
     sg__trace_label(exec->trace, number, exec->next_label);

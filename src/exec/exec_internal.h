@@ -35,6 +35,7 @@ struct sg_exec {
   struct sg__trace *trace;
   uint64_t next_label;
   int dump;                    /* SG_TRACE_DIR was set: write the files at destruction */
+  struct sg__rebuild *rebuild; /* sg_exec_update_async's slot (exec_rebuild.c); NULL until used */
   struct sg__exec_temps *temps; /* planned temporaries and their arena, or NULL (exec_temps.h) */
 
   pthread_mutex_t lock;        /* guards what follows: backends' threads write it */
@@ -52,5 +53,20 @@ struct sg_exec {
 sg_status sg__exec_backend_create(sg_exec *exec, const sg__snapshot *snap, const sg_plan *plan,
                                   struct sg__trace *trace, const char *fn, void **state);
 
+
+/* Same topology: pushes each changed node of `fresh` through the backend
+ * (exec_update.c), messages naming `fn`. */
+sg_status sg__exec_update_params(sg_exec *exec, sg__snapshot *fresh, const char *fn);
+
+/* ---- exec_rebuild.c: the background rebuild of sg_exec_update_async ---- */
+
+/* At a launch (before its number is taken): switches to a replacement
+ * that is ready. SG_OK when there is none, or after switching. */
+sg_status sg__exec_rebuild_at_launch(sg_exec *exec, const char *fn);
+/* Waits for a pending build and switches to it (or records its failure),
+ * so that a synchronous update starts from a settled executable. */
+void sg__exec_rebuild_settle(sg_exec *exec);
+/* Frees the slot at destruction: a pending build is waited for and freed. */
+void sg__exec_rebuild_free(sg_exec *exec);
 
 #endif

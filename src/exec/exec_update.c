@@ -87,7 +87,16 @@ sg_status sg_exec_set_kernel(sg_exec *exec, sg_node node, const sg_kernel_desc *
       /* The argument block of the update before is reused: a stream of
        * kernel updates allocates nothing. */
     if (!(st = sg__node_from_kernel_reusing(desc, &where, &exec->arg_spare, &fresh))) {
-      st = apply(exec, index, &fresh, __func__);
+      const sg__node *now = &exec->snap.nodes[index];
+      if (fresh.u.kernel.programmatic != now->u.kernel.programmatic) {
+        char label[SG__LABEL_BYTES];
+        st = sg__fail(SG_ERR_INVALID_ARGUMENT,
+                      "%s: node %s: SG_KERNEL_PROGRAMMATIC is part of the topology (it changes "
+                      "the node's edges); edit the graph and call sg_exec_update",
+                      __func__, sg__node_label(now, index, label));
+      } else {
+        st = apply(exec, index, &fresh, __func__);
+      }
       discard(exec, &fresh);
     }
   }
@@ -212,13 +221,13 @@ sg_status sg_exec_set_nccl(sg_exec *exec, sg_node node, const sg_nccl_desc *desc
  * order. A node the backend refuses stops there: the nodes before it have
  * their new parameters, the rest keep theirs (each node is consistent, and
  * the executable stays usable). */
-static sg_status update_params(sg_exec *exec, sg__snapshot *fresh) {
+sg_status sg__exec_update_params(sg_exec *exec, sg__snapshot *fresh, const char *fn) {
   for (uint32_t i = 0; i < fresh->node_count; i++) {
     /* Bound arguments get their addresses first, so that they compare equal. */
     sg_status patched = sg__exec_temps_patch(exec->temps, i, &fresh->nodes[i], "sg_exec_update");
     if (patched) return patched;
     if (sg__node_params_equal(&exec->snap.nodes[i], &fresh->nodes[i])) continue;
-    sg_status st = apply(exec, i, &fresh->nodes[i], "sg_exec_update");
+    sg_status st = apply(exec, i, &fresh->nodes[i], fn);
     if (st) return st;
   }
   return SG_OK;
@@ -291,6 +300,7 @@ static sg_status rebuild(sg_exec *exec, sg__snapshot *fresh, const char *fn) {
 static sg_status update(sg_exec *exec, const sg_graph *graph, const char *fn) {
   sg_status st = sg__handle_check(graph, SG__HANDLE_GRAPH, fn, "graph");
   if (st) return st;
+  if (exec->rebuild) sg__exec_rebuild_settle(exec); /* a pending asynchronous one first */
   if (sg__exec_has_failed(exec))
     return sg__fail(SG_ERR_EXEC_FAILED, "%s: refused: an earlier launch failed", fn);
   if ((st = sg__graph_read_begin(graph, fn))) return st;
@@ -303,7 +313,7 @@ static sg_status update(sg_exec *exec, const sg_graph *graph, const char *fn) {
   if (!st) {
     uint32_t original_serial = exec->snap.graph_serial;
     if (sg__snapshot_same_topology(&exec->snap, &fresh)) {
-      st = update_params(exec, &fresh);
+      st = sg__exec_update_params(exec, &fresh, fn);
     } else {
       st = rebuild(exec, &fresh, fn);
       /* Handles of the first graph stay valid for the executable. */

@@ -93,7 +93,8 @@ static sg_status apply_node(sg_exec *exec, const sg_pipeline_bind *binds, size_t
       for (size_t j = first; j < count; j++)
         if (indices[j] == index) args[binds[j].arg] = (void *)(uintptr_t)binds[j].ptr;
       sg_kernel_desc d = {k->func, k->func_kind, k->grid, k->block, k->shared_bytes,
-                          args, k->arg_sizes, k->arg_count, k->host_twin, NULL};
+                          args, k->arg_sizes, k->arg_count, k->host_twin, NULL,
+                          k->programmatic ? SG_KERNEL_PROGRAMMATIC : 0u};
       return sg_exec_set_kernel(exec, node, &d);
     }
     default: {

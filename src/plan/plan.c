@@ -162,6 +162,7 @@ static sg_status build_on(const sg__snapshot *snap, unsigned max_streams, int de
                : sg__schedule_build_devices(snap->node_count, snap->succ_start, snap->succ,
                                             p->device_of, p->device_count, max_streams, NULL,
                                             &p->schedule);
+  if (!st) st = sg__plan_mark_programmatic(p, snap);
   if (!st && copy_nodes(p, snap))
     st = sg__fail(SG_ERR_OUT_OF_MEMORY, "planner: out of memory copying node names");
   if (!st && !p->schedule.streams_planned && keep_edges(p, snap))
@@ -206,6 +207,9 @@ sg_status sg__plan_complete(sg_plan *plan) {
   full.order = order;
   full.red_start = red_start;
   full.red_succ = red_succ;
+  full.programmatic = s->programmatic; /* from the same reduced edges */
+  full.programmatic_edge_count = s->programmatic_edge_count;
+  s->programmatic = NULL;
   sg__schedule swap = *s;
   *s = full;
   full = swap;
@@ -273,6 +277,7 @@ sg_status sg_plan_get_summary(const sg_plan *plan, sg_plan_summary *summary) {
   summary->wait_count = s->wait_count;
   summary->chain_count = s->chain_count;
   summary->plan_critical_path_nodes = s->plan_critical_path;
+  summary->programmatic_edge_count = s->programmatic_edge_count;
   return SG_OK;
 }
 
@@ -292,6 +297,7 @@ sg_status sg_plan_get_node(const sg_plan *plan, sg_node node, sg_plan_node_info 
   info->wait_count = s->wait_start[i + 1] - s->wait_start[i];
   info->records_event = s->record_event[i] >= 0;
   info->event = s->record_event[i] >= 0 ? (unsigned)s->record_event[i] : 0;
+  info->programmatic = s->programmatic && s->programmatic[i];
   return SG_OK;
 }
 

@@ -79,7 +79,16 @@ static sg_status put_edges(sg__text *t, const sg_plan *p) {
     }
   for (uint32_t u = 0; u < s->node_count; u++)
     for (uint32_t e = s->red_start[u]; e < s->red_start[u + 1]; e++) {
-      if (implied_edge(p, u, s->red_succ[e]))
+      /* Programmatic (the dependent may begin while u finishes): bold
+       * green, "pdl", over whatever else the edge is. */
+      const int pdl = s->programmatic && s->programmatic[s->red_succ[e]];
+      if (pdl && carried[e])
+        sg__text_printf(t, "  n%u -> n%u [style=\"dashed,bold\", color=\"#2ca02c\", "
+                           "label=\"pdl e%d\"];\n", u, s->red_succ[e], s->record_event[u]);
+      else if (pdl)
+        sg__text_printf(t, "  n%u -> n%u [style=bold, color=\"#2ca02c\", label=\"pdl\"];\n", u,
+                        s->red_succ[e]);
+      else if (implied_edge(p, u, s->red_succ[e]))
         sg__text_printf(t, "  n%u -> n%u [style=%s, color=\"#9467bd\", label=\"nccl order%s\"];\n",
                         u, s->red_succ[e], carried[e] ? "dashed" : "bold",
                         carried[e] ? " (event)" : "");
@@ -122,6 +131,10 @@ sg_status sg_plan_to_dot(const sg_plan *plan, char **dot) {
   sg__text_printf(&t, "  graph [fontname=\"Helvetica\"];\n  node [shape=box, "
                       "style=\"rounded,filled\", fontname=\"Helvetica\"];\n"
                       "  edge [fontname=\"Helvetica\"];\n");
+  if (s->programmatic)
+    sg__text_printf(&t, "  /* bold green (pdl): programmatic edges, %zu: the kernel they enter may "
+                        "begin while its predecessors finish */\n",
+                    s->programmatic_edge_count);
   put_streams(&t, plan);
   if (put_edges(&t, plan)) t.failed = 1;
   sg__text_printf(&t, "}\n");

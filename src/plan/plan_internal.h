@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "core/node.h"
+#include "core/snapshot.h"
 #include "plan/schedule.h"
 
 #define SG__UNNAMED UINT32_MAX
@@ -35,5 +36,9 @@ struct sg_plan {
   uint32_t *implied;
   uint32_t implied_count;
 };
+
+/* Marks the programmatic nodes of `p`'s schedule from the snapshot's
+ * kernels (plan/programmatic.c). */
+sg_status sg__plan_mark_programmatic(sg_plan *p, const sg__snapshot *snap);
 
 #endif

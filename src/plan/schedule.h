@@ -59,6 +59,12 @@ typedef struct sg__schedule {
   int reduction_exact;       /* 1: red_succ is the exact transitive reduction */
   int waits_exact;           /* 1: every wait was proved necessary (vector clocks);
                                 0: a cheaper check was used, a wait may be redundant */
+  /* Programmatic dependent launch (plan/programmatic.c): node -> 1 when
+   * every reduced edge into it is programmatic (it is a kernel that opted
+   * in, all its reduced predecessors kernels of its device); NULL when no
+   * node is. Kept when a deferred plan is completed. */
+  uint8_t *programmatic;
+  size_t programmatic_edge_count; /* reduced edges into programmatic nodes */
   int streams_planned;       /* 1: everything above is filled; 0: only order, the reduced
                                 edges and the figures before them (sg__schedule_build_edges):
                                 stream_count is 0 and the stream and event arrays NULL */

@@ -24,6 +24,7 @@ void sg__schedule_free(sg__schedule *s) {
   sg__free(s->event_node);
   sg__free(s->red_start);
   sg__free(s->red_succ);
+  sg__free(s->programmatic);
   memset(s, 0, sizeof *s);
 }
 

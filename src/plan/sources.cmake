@@ -22,5 +22,6 @@ list(APPEND SG_C_SOURCES
   plan/memplan_check.c
   plan/collective_order.c
   plan/plan.c
+  plan/programmatic.c
   plan/plan_dot.c
   plan/plan_svg.c)

@@ -332,6 +332,49 @@ TEST(TempsHost, UpdatesKeepTheBindingsAndTopologyChangesRePlan) {
   launch_and_compare(b, e, reference(p), "after a topology change");
 }
 
+// A topology change built in the background (sg_exec_update_async) plans
+// the temporaries again in an arena of its own; the old version's goes with
+// it on the build thread.
+TEST(TempsHost, TopologyChangeBuiltInTheBackgroundRePlans) {
+  uint32_t seed = std::random_device{}();
+  std::printf("TempsHost.Background: seed %u\n", seed);
+  std::mt19937 rng(seed);
+  Problem p;
+  for (;;) {
+    p = random_problem(rng);
+    bool uses = false;
+    for (auto &op : p.ops) uses |= op.dst.space >= p.externals;
+    if (uses && p.ops.size() >= 3) break;
+  }
+  Built b;
+  build(b, p, rng);
+  sg_exec_options o = host_options(3);
+  sgtest::Exec e;
+  SG_ASSERT_OK(sg_exec_create(b.g, &o, &e.e));
+  launch_and_compare(b, e, reference(p), "as built");
+  if (HasFatalFailure()) return;
+  Op extra{};
+  extra.count = 32;
+  extra.salt = 91;
+  extra.dst = {p.externals, 0};
+  extra.src1 = extra.src2 = {0, 0};
+  Op back{};
+  back.count = 32;
+  back.salt = 92;
+  back.dst = {0, 100};
+  back.src1 = back.src2 = {p.externals, 0};
+  for (const Op *op : {&extra, &back}) {
+    sg_node n{};
+    SG_ASSERT_OK(add_op(b, p, *op, 0, &n));
+    p.ops.push_back(*op);
+  }
+  SG_ASSERT_OK(sg_exec_update_async(e, b.g));
+  uint64_t first = 0;
+  SG_ASSERT_OK(sg_exec_update_wait(e, &first));
+  EXPECT_EQ(first, 2u);
+  launch_and_compare(b, e, reference(p), "after the background topology change");
+}
+
 // Temporaries whose sizes add up past what an arena can hold are refused
 // when the executable is made, not wrapped around.
 TEST(TempsHost, TemporariesTooLargeTogetherAreRefused) {
