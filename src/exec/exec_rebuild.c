@@ -102,7 +102,9 @@ static sg_status build(sg__rebuild *rb) {
                            sg__plan_schedule(rb->plan),
                            rb->trace,
                            rb->base,
-                           async_fn};
+                           async_fn,
+                           rb->snap.conds,
+                           rb->snap.cond_count};
   return exec->ops->create(&args, &rb->state);
 }
 
