@@ -128,6 +128,13 @@ SG_API sg_status sg_exec_destroy(sg_exec *exec);
  * and the stream's later work after the launch, as cudaGraphLaunch does.
  * NULL orders it only after this executable's earlier launches.
  *
+ * A stream being captured (cudaStreamBeginCapture) takes a streams-mode
+ * launch: its work goes into the caller's graph, and once the capture has
+ * ended the launch counts as ended for sg_exec_wait (it ran nothing itself;
+ * the caller's graph runs that work whenever it is launched). A graph-mode launch into a capture is refused with
+ * SG_ERR_UNSUPPORTED, the capture left valid: CUDA takes no graph launch
+ * there. docs/staging.md says what a captured staged copy needs.
+ *
  * The host backend takes a stream too where CUDA is present (a build with
  * CUDA and a device), so that SG_BACKEND=host and the fallback of
  * SG_BACKEND_AUTO work in real applications: a host function on the stream
