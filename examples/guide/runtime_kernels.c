@@ -50,7 +50,7 @@ int main(void) {
   void *args[] = {&dy, &dx, &a, &n};    /* captured by value when the node is added */
   size_t sizes[] = {sizeof dy, sizeof dx, sizeof a, sizeof n};
   sg_kernel_desc kd = {func, SG_KERNEL_CUDA_KERNEL, {(N + 255) / 256, 1, 1}, {256, 1, 1}, 0,
-                       args, sizes, 4, saxpy_host, "saxpy"};
+                       args, sizes, 4, saxpy_host, "saxpy", 0};
   sg_node after[] = {ux, uy};
   CHECK(sg_graph_add_kernel(g, &kd, after, 2, &k));
   c = (sg_copy_desc){out, dy, sizeof out, SG_COPY_AUTO, "result"};

@@ -15,7 +15,7 @@
  *     const void *vadd;
  *     sg_module_get_kernel(m, "vadd", &vadd);
  *     sg_kernel_desc k = {vadd, SG_KERNEL_CUDA_KERNEL, grid, block, 0, args, sizes, 4,
- *                         vadd_host, "vadd"};       // the host twin is optional
+ *                         vadd_host, "vadd", 0};    // the host twin is optional
  *     sg_graph_add_kernel(g, &k, ...);
  *
  * Such a node is updated in place like any other (sg_exec_set_kernel, also

@@ -105,7 +105,7 @@ struct BinaryCall {
     args[1] = &a;
     args[2] = &b;
     args[3] = &n;
-    desc = {func, SG_KERNEL_CUDA_KERNEL, {64, 1, 1}, {256, 1, 1}, 0, args, sizes, 4, twin, name};
+    desc = {func, SG_KERNEL_CUDA_KERNEL, {64, 1, 1}, {256, 1, 1}, 0, args, sizes, 4, twin, name, 0};
   }
 };
 
@@ -278,7 +278,7 @@ TEST(GpuModule, TheSecondCreateIsACacheHit) {
     void *args[] = {&ptr, &count};
     size_t sizes[] = {sizeof ptr, sizeof count};
     sg_kernel_desc k = {m->kernel("fill_value"), SG_KERNEL_CUDA_KERNEL, {8, 1, 1}, {128, 1, 1},
-                        0, args, sizes, 2, nullptr, "fill"};
+                        0, args, sizes, 2, nullptr, "fill", 0};
     SG_ASSERT_OK(sg_mem_copy(d.p, std::vector<unsigned>(n, 7).data(), n * sizeof(unsigned)));
     sgtest::Graph g;
     SG_ASSERT_OK(sg_graph_add_kernel(g, &k, nullptr, 0, nullptr));
@@ -329,9 +329,9 @@ template <typename T> __global__ void scale(T *p, T f, int n) {
   void *af[] = {&pf, &ff, &count}, *ai[] = {&pi, &fi, &count};
   size_t sf[] = {sizeof pf, sizeof ff, sizeof count}, si[] = {sizeof pi, sizeof fi, sizeof count};
   sg_kernel_desc kf = {mod.kernel("ns::scale<float>"), SG_KERNEL_CUDA_KERNEL, {4, 1, 1},
-                       {128, 1, 1}, 0, af, sf, 3, nullptr, "scale float"};
+                       {128, 1, 1}, 0, af, sf, 3, nullptr, "scale float", 0};
   sg_kernel_desc ki = {mod.kernel("ns::scale<int>"), SG_KERNEL_CUDA_KERNEL, {4, 1, 1},
-                       {128, 1, 1}, 0, ai, si, 3, nullptr, "scale int"};
+                       {128, 1, 1}, 0, ai, si, 3, nullptr, "scale int", 0};
   sgtest::Graph g;
   SG_ASSERT_OK(sg_graph_add_kernel(g, &kf, nullptr, 0, nullptr));
   SG_ASSERT_OK(sg_graph_add_kernel(g, &ki, nullptr, 0, nullptr));
@@ -399,7 +399,7 @@ TEST(GpuModule, AnExecutableKeepsItsModuleLoaded) {
   void *args[] = {&ptr, &count};
   size_t sizes[] = {sizeof ptr, sizeof count};
   sg_kernel_desc k = {fill, SG_KERNEL_CUDA_KERNEL, {4, 1, 1}, {256, 1, 1}, 0, args, sizes, 2,
-                      nullptr, "fill"};
+                      nullptr, "fill", 0};
   sg_graph *g;
   SG_ASSERT_OK(sg_graph_create(&g));
   SG_ASSERT_OK(sg_graph_add_kernel(g, &k, nullptr, 0, nullptr));
@@ -468,7 +468,7 @@ void run_fill(sg_module *m, unsigned value) {
   void *args[] = {&ptr, &value, &count};
   size_t sizes[] = {sizeof ptr, sizeof value, sizeof count};
   sg_kernel_desc k = {fill, SG_KERNEL_CUDA_KERNEL, {3, 1, 1}, {128, 1, 1}, 0, args, sizes, 3,
-                      nullptr, "fill"};
+                      nullptr, "fill", 0};
   sgtest::Graph g;
   SG_ASSERT_OK(sg_graph_add_kernel(g, &k, nullptr, 0, nullptr));
   for (const Way &w : kWays) {
@@ -564,7 +564,7 @@ TEST(GpuModuleFiles, ModuleKernelFirstLaunchedBehindAWaitingHostNode) {
     void *args[] = {&ptr, &value, &count};
     size_t sizes[] = {sizeof ptr, sizeof value, sizeof count};
     sg_kernel_desc k = {first.kernel("fill"), SG_KERNEL_CUDA_KERNEL, {3, 1, 1}, {128, 1, 1}, 0,
-                        args, sizes, 3, nullptr, "fill"};
+                        args, sizes, 3, nullptr, "fill", 0};
     sgtest::HostGate gate;
     sg_host_desc h = {sgtest::HostGate::wait_fn, &gate, "gate"};
     sgtest::Graph g;

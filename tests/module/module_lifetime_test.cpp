@@ -38,7 +38,7 @@ struct Node {
   Node(const void *func, int v) : value(v) {
     arg_ptrs[0] = &value;
     desc = {func, SG_KERNEL_CUDA_KERNEL, {1, 1, 1}, {1, 1, 1}, 0, arg_ptrs, arg_sizes, 1, twin,
-            "k"};
+            "k", 0};
   }
 };
 
