@@ -1,6 +1,7 @@
 /* Several GPUs: each node can run on a device of its own; the planner gives
  * each device its own streams and ties them with events. The host backend
- * emulates devices, so this runs anywhere. */
+ * emulates devices, so this runs anywhere. Host buffers are pinned: a copy
+ * from pageable memory is staged on the executable's device only. */
 #include <stdint.h>
 
 #include <streamgraph/kernels.h>
@@ -15,22 +16,25 @@ int main(void) {
            sg_cuda_device_count());
     backend = SG_BACKEND_HOST;
   }
-  static uint32_t in[DEVICES][N], out[DEVICES][N];
+  uint32_t *in[DEVICES], *out[DEVICES];
   void *dev[DEVICES];
+  const size_t bytes = N * sizeof(uint32_t);
   sg_graph *g;
   CHECK(sg_graph_create(&g));
   sg_node last[DEVICES];
   for (int d = 0; d < DEVICES; d++) {
+    CHECK(sg_mem_alloc(backend, SG_MEMORY_HOST_PINNED, d, bytes, (void **)&in[d]));
+    CHECK(sg_mem_alloc(backend, SG_MEMORY_HOST_PINNED, d, bytes, (void **)&out[d]));
     for (uint32_t i = 0; i < N; i++) in[d][i] = i + (uint32_t)d;
-    CHECK(sg_mem_alloc(backend, SG_MEMORY_DEVICE, d, sizeof in[d], &dev[d]));
+    CHECK(sg_mem_alloc(backend, SG_MEMORY_DEVICE, d, bytes, &dev[d]));
     sg_node up, work;
-    sg_copy_desc c = {dev[d], in[d], sizeof in[d], SG_COPY_AUTO, d ? "upload 1" : "upload 0"};
+    sg_copy_desc c = {dev[d], in[d], bytes, SG_COPY_AUTO, d ? "upload 1" : "upload 0"};
     CHECK(sg_graph_add_copy(g, &c, NULL, 0, &up));
     sg_kernel_call k;
     sg_kernels_work_u32(&k, dev[d], N, 4);
     k.desc.name = d ? "work 1" : "work 0";
     CHECK(sg_graph_add_kernel(g, &k.desc, &up, 1, &work));
-    c = (sg_copy_desc){out[d], dev[d], sizeof out[d], SG_COPY_AUTO, d ? "download 1" : "download 0"};
+    c = (sg_copy_desc){out[d], dev[d], bytes, SG_COPY_AUTO, d ? "download 1" : "download 0"};
     CHECK(sg_graph_add_copy(g, &c, &work, 1, &last[d]));
     CHECK(sg_graph_set_device(g, up, d));    /* this branch runs on device d */
     CHECK(sg_graph_set_device(g, work, d));
@@ -67,6 +71,10 @@ int main(void) {
   printf("devices: %s\n", wrong ? "WRONG" : "correct");
   CHECK(sg_exec_destroy(e));
   CHECK(sg_graph_destroy(g));
-  for (int d = 0; d < DEVICES; d++) CHECK(sg_mem_free(dev[d]));
+  for (int d = 0; d < DEVICES; d++) {
+    CHECK(sg_mem_free(dev[d]));
+    CHECK(sg_mem_free(in[d]));
+    CHECK(sg_mem_free(out[d]));
+  }
   return wrong != 0;
 }
