@@ -306,6 +306,24 @@ struct HandLoop {
   }
 };
 
+// Per launch: `x` (streams mode) against the hand-written loop `hand` of the
+// same schedule, in interleaved rounds of `reps` launches each.
+std::pair<double, double> streams_against_hand(sg_exec *x, HandLoop &hand, int reps) {
+  auto ours = [&](int n) {
+    double t0 = now_us();
+    for (int i = 0; i < n; i++) SGK(sg_exec_launch(x, nullptr));
+    SGK(sg_exec_wait(x));
+    return now_us() - t0;
+  };
+  auto base = [&](int n) {
+    double t0 = now_us();
+    for (int i = 0; i < n; i++) hand.launch();
+    CK(cudaEventSynchronize(hand.done));
+    return now_us() - t0;
+  };
+  return compare(reps, ours, base);
+}
+
 // A cudaGraph built by hand with the same nodes and the schedule's reduced
 // edges, each node running `func` with `args` (NULL for no arguments).
 struct HandGraph {
@@ -455,19 +473,7 @@ Row run(const Dag &d) {
     r.events = s->event_count;
     r.reduced_edges = s->reduced_edge_count;
     HandLoop hand(s, empty.desc.func);
-    auto ours = [&](int reps) {
-      double t0 = now_us();
-      for (int i = 0; i < reps; i++) SGK(sg_exec_launch(x, nullptr));
-      SGK(sg_exec_wait(x));
-      return now_us() - t0;
-    };
-    auto base = [&](int reps) {
-      double t0 = now_us();
-      for (int i = 0; i < reps; i++) hand.launch();
-      CK(cudaEventSynchronize(hand.done));
-      return now_us() - t0;
-    };
-    auto m = compare(reps_for(d.n, 3), ours, base);
+    auto m = streams_against_hand(x, hand, reps_for(d.n, 3));
     r.streams_us = m.first / n;
     r.hand_loop_us = m.second / n;
     SGK(sg_exec_destroy(x));
@@ -901,19 +907,7 @@ PdlRow pdl_cost(const Dag &d) {
   {
     sg_exec *x = make_exec(lg, SG_MODE_STREAMS, SG_BUILD_EXPLICIT, nullptr);
     HandLoop hand(schedule_of(x), k.desc.func);
-    auto ours = [&](int reps) {
-      double t0 = now_us();
-      for (int i = 0; i < reps; i++) SGK(sg_exec_launch(x, nullptr));
-      SGK(sg_exec_wait(x));
-      return now_us() - t0;
-    };
-    auto base = [&](int reps) {
-      double t0 = now_us();
-      for (int i = 0; i < reps; i++) hand.launch();
-      CK(cudaEventSynchronize(hand.done));
-      return now_us() - t0;
-    };
-    auto m = compare(reps_for(d.n, 3), ours, base);
+    auto m = streams_against_hand(x, hand, reps_for(d.n, 3));
     r.streams_us = m.first / d.n;
     r.hand_loop_us = m.second / d.n;
     SGK(sg_exec_destroy(x));
