@@ -196,6 +196,7 @@ WhileRow while_row(int B, unsigned K, unsigned *data, unsigned *state, unsigned 
     SGK(sg_exec_create(hb, &o, &e));
     r.host_loop = median_us([&] {
       CK(cudaMemcpy(state, &K, sizeof K, cudaMemcpyHostToDevice));
+      CK(cudaStreamSynchronize(cudaStreamLegacy));  // landed before the non-blocking streams read it
       unsigned more = K != 0;
       while (more) {
         SGK(sg_exec_launch(e, nullptr));
@@ -237,6 +238,7 @@ WhileRow while_row(int B, unsigned K, unsigned *data, unsigned *state, unsigned 
     CK(cudaGraphInstantiate(&ge, body_graph, 0));
     r.graph_iter = median_us([&] {
       CK(cudaMemcpy(state, &K, sizeof K, cudaMemcpyHostToDevice));
+      CK(cudaStreamSynchronize(cudaStreamLegacy));  // landed before the non-blocking streams read it
       unsigned more = K != 0;
       while (more) {
         CK(cudaGraphLaunch(ge, stream));
@@ -360,6 +362,7 @@ int main(int argc, char **argv) {
   CK(cudaMalloc(&state, sizeof(unsigned)));
   CK(cudaHostAlloc(&flag, sizeof(unsigned), cudaHostAllocMapped));
   CK(cudaMemset(data, 0, 32 * sizeof(unsigned)));
+  CK(cudaDeviceSynchronize());
   cudaStream_t stream;
   CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
 

@@ -196,6 +196,7 @@ struct ComputeAlone {
   explicit ComputeAlone(Data &data) : d(data), buf(data.s), h(new_handle()) {
     CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     CK(cudaMemcpy(buf.x, d.req(0), d.in_floats * sizeof(float), cudaMemcpyHostToDevice));
+    CK(cudaDeviceSynchronize());  // a pageable copy may return before its DMA lands
   }
   ~ComputeAlone() {
     cublasDestroy(h);

@@ -423,6 +423,7 @@ void nccl_section(Json &json, bool quick) {
       CK(cudaSetDevice(d));
       std::vector<float> v(count, float(d + 1));
       CK(cudaMemcpy(buf[d], v.data(), bytes, cudaMemcpyDefault));
+      CK(cudaDeviceSynchronize());  // a pageable copy may return before its DMA lands
       CK(cudaStreamCreateWithFlags(&s[d], cudaStreamNonBlocking));
     }
     int iters = bytes <= (size_t{1} << 20) ? 200 : bytes <= (size_t{16} << 20) ? 60 : 12;

@@ -222,6 +222,7 @@ struct ComputeAlone {
     plans.reset(new Plans(d.s, stream));
     CK(cudaMemcpy(buf->stream + d.hist, d.samples(0), d.chunk * sizeof(sg_complex_f32),
                   cudaMemcpyHostToDevice));
+    CK(cudaDeviceSynchronize());  // a pageable copy may return before its DMA lands
   }
   ~ComputeAlone() {
     plans.reset();
@@ -407,6 +408,7 @@ int main(int argc, char **argv) {
     const size_t spectra_bytes = d.s.filters * d.s.block_len * sizeof(sg_complex_f32);
     CK(cudaMalloc(&d.spectra, spectra_bytes));
     CK(cudaMemcpy(d.spectra, host_spectra, spectra_bytes, cudaMemcpyHostToDevice));
+    CK(cudaDeviceSynchronize());  // a pageable copy may return before its DMA lands
     std::free(host_spectra);
     ols_graph m;
     sg_status st = ols_graph_build(&m, SG_BACKEND_CUDA, &d.s, d.spectra, d.history(0),

@@ -211,6 +211,9 @@ bool check(const uint8_t *a, const uint8_t *b, size_t n, const std::string &what
 // for host->device checks, what the device holds against page_in.
 void load_device(Buffers &b, size_t bytes) {
   CK(cudaMemcpy(b.dev, b.page_in, bytes, cudaMemcpyHostToDevice));
+  // A pageable copy may return before its DMA lands, and the library's
+  // streams do not wait for the legacy stream.
+  CK(cudaDeviceSynchronize());
 }
 bool device_matches(Buffers &b, size_t bytes, const std::string &what) {
   std::vector<uint8_t> back(bytes);
@@ -285,6 +288,7 @@ Row measure_row(Buffers &b, size_t bytes, bool h2d, bool cold, int rounds, sg_pi
   for (OneCopy *c : {&ms, &mg, &cs, &cg}) {
     if (h2d) CK(cudaMemset(b.dev, 0, bytes));
     else std::memset(b.page_out, 0xDD, bytes);
+    CK(cudaDeviceSynchronize());  // the memset runs on the legacy stream
     c->run();
     *ok &= h2d ? device_matches(b, bytes, r.name) : check(b.page_out, b.page_in, bytes, r.name);
   }
@@ -380,6 +384,7 @@ SizeRow measure_size(Buffers &b, size_t bytes, bool h2d, sg_pinned_pool *pool, b
     }
     if (h2d) CK(cudaMemset(b.dev, 0, bytes));
     else std::memset(b.page_out, 0xDD, bytes);
+    CK(cudaDeviceSynchronize());  // the memset runs on the legacy stream
     c->run();
     *ok &= h2d ? device_matches(b, bytes, what) : check(b.page_out, b.page_in, bytes, what);
   }

@@ -130,5 +130,11 @@ sg_status sg__device_free(sg_memory_kind kind, void *ptr) {
 sg_status sg__device_copy(void *dst, const void *src, size_t bytes) {
   cudaError_t err = SG_CUDA(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault));
   if (err != cudaSuccess) return sg__cuda_fail(err, "cudaMemcpy", "sg_mem_copy");
+  /* cudaMemcpy from pageable memory returns once the source is staged, with
+   * the DMA to the device possibly still under way; work on the library's
+   * non-blocking streams would not wait for it. The copy runs on the legacy
+   * stream, so waiting for that stream makes the copy complete on return. */
+  err = SG_CUDA(cudaStreamSynchronize(cudaStreamLegacy));
+  if (err != cudaSuccess) return sg__cuda_fail(err, "cudaStreamSynchronize", "sg_mem_copy");
   return SG_OK;
 }

@@ -97,6 +97,7 @@ TEST_P(Cublas, StreamFunctionNodeRunsAGemm) {
     auto ha = small_ints(10 + round), hb = small_ints(20 + round);
     CUDA_ASSERT(cudaMemcpy(a.p, ha.data(), bytes, cudaMemcpyHostToDevice));
     CUDA_ASSERT(cudaMemcpy(b.p, hb.data(), bytes, cudaMemcpyHostToDevice));
+    CUDA_ASSERT(cudaDeviceSynchronize());  // pageable copies may return before their DMA lands
     gputest::poison(c.p, bytes);
     std::memset(out.p, 0xA5, bytes);
     SG_ASSERT_OK(sg_exec_launch(x, nullptr));

@@ -268,6 +268,7 @@ TEST_P(GpuCapturedLaunch, MarksRecordedUnderCaptureAreNotWaitedOn) {
   CUDA_ASSERT(cudaGraphInstantiate(&replay, graph, 0));
   for (int round = 0; round < 2; round++) {
     CUDA_ASSERT(cudaMemset(dev.p, 0, kWords * 4));
+    CUDA_ASSERT(cudaDeviceSynchronize());  // s is non-blocking: it would not wait
     CUDA_ASSERT(cudaGraphLaunch(replay, s));
     CUDA_ASSERT(cudaStreamSynchronize(s));
     CUDA_ASSERT(cudaMemcpy(host.data(), dev.p, kWords * 4, cudaMemcpyDeviceToHost));
@@ -278,6 +279,7 @@ TEST_P(GpuCapturedLaunch, MarksRecordedUnderCaptureAreNotWaitedOn) {
     SG_EXPECT_OK(sg_exec_query(e));
     // The executable still works after the capture.
     CUDA_ASSERT(cudaMemset(dev.p, 0, kWords * 4));
+    CUDA_ASSERT(cudaDeviceSynchronize());
     SG_EXPECT_OK(sg_exec_launch(e, nullptr));
     SG_EXPECT_OK(sg_exec_wait(e));
     CUDA_ASSERT(cudaMemcpy(host.data(), dev.p, kWords * 4, cudaMemcpyDeviceToHost));

@@ -86,6 +86,7 @@ void peer_copy_case(const ModeCase &m, int from, int to, int node_device, size_t
   std::mt19937 rng(static_cast<uint32_t>(bytes * 31 + from * 7 + to));
   for (auto &c : data) c = static_cast<uint8_t>(rng());
   CUDA_ASSERT(cudaMemcpy(src.p, data.data(), bytes, cudaMemcpyDefault));
+  CUDA_ASSERT(cudaDeviceSynchronize());  // the pageable copy's DMA may still be under way
   sgtest::Graph g;
   sg_copy_desc c = {dst.p, src.p, bytes, SG_COPY_AUTO, "peer"};
   sg_node n{};

@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <mutex>
 #include <numeric>
+#include <random>
 #include <thread>
 
 #include "gpu_util.h"
@@ -292,6 +293,34 @@ TEST_P(NodeKinds, EmptyGraph) {
   for (int i = 0; i < 3; i++) SG_ASSERT_OK(sg_exec_launch(x, nullptr));
   SG_ASSERT_OK(sg_exec_wait(x));
   EXPECT_EQ(sg_exec_query(x), SG_OK);
+}
+
+// sg_mem_copy is synchronous: a pageable host->device copy has landed when
+// it returns, so an executable launched right after (on its non-blocking
+// streams) reads the new bytes. A large copy leaves its last chunks' DMA in
+// flight when cudaMemcpy alone returns; the copy node reads the whole buffer.
+TEST_P(NodeKinds, MemCopyHasLandedWhenItReturns) {
+  const size_t words = size_t{64} << 18;  // 64 MiB
+  DevMem src(words * 4), dst(words * 4);
+  sgtest::Graph g;
+  sg_copy_desc c = {dst.p, src.p, words * 4, SG_COPY_DEVICE_TO_DEVICE, "d2d"};
+  SG_ASSERT_OK(sg_graph_add_copy(g, &c, nullptr, 0, nullptr));
+  sg_exec_options o = options();
+  sgtest::Exec x;
+  SG_ASSERT_OK(sg_exec_create(g, &o, &x.e));
+  const uint32_t base = std::random_device{}();
+  std::vector<uint32_t> host(words), got(words);
+  for (uint32_t round = 0; round < 6; round++) {
+    const uint32_t seed = base + round;
+    std::mt19937 rng(seed);
+    for (auto &w : host) w = static_cast<uint32_t>(rng());
+    SG_ASSERT_OK(sg_mem_copy(src.p, host.data(), words * 4));
+    SG_ASSERT_OK(sg_exec_launch(x, nullptr));
+    SG_ASSERT_OK(sg_exec_wait(x));
+    SG_ASSERT_OK(sg_mem_copy(got.data(), dst.p, words * 4));
+    for (size_t i = 0; i < words; i++)
+      ASSERT_EQ(got[i], host[i]) << "word " << i << " of " << words << ", seed " << seed;
+  }
 }
 
 // Regression (a launch hung behind its own host node): a kernel launched

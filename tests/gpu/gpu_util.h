@@ -159,6 +159,9 @@ inline std::vector<uint32_t> read_u32(const void *dev, size_t n) {
 
 inline void write_u32(void *dev, const std::vector<uint32_t> &v) {
   ASSERT_EQ(cudaMemcpy(dev, v.data(), v.size() * 4, cudaMemcpyDefault), cudaSuccess);
+  // A pageable cudaMemcpy may return before its DMA lands; the executables'
+  // non-blocking streams would not wait for it.
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
 }
 
 inline std::vector<uint32_t> random_u32(uint32_t seed, size_t n) {
