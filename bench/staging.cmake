@@ -7,3 +7,10 @@ if(SG_HAVE_CUDA)
   target_link_libraries(staging_bench PRIVATE streamgraph_static CUDA::cudart)
   target_include_directories(staging_bench PRIVATE ${PROJECT_SOURCE_DIR}/src)
 endif()
+
+# staging_timeline: one staged copy traced launch by launch (a diagnostic that
+# writes Chrome traces; public API only).
+if(SG_HAVE_CUDA)
+  add_executable(staging_timeline ${CMAKE_CURRENT_LIST_DIR}/staging_timeline.c)
+  target_link_libraries(staging_timeline PRIVATE streamgraph)
+endif()
