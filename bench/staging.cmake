@@ -9,8 +9,9 @@ if(SG_HAVE_CUDA)
 endif()
 
 # staging_timeline: one staged copy traced launch by launch (a diagnostic that
-# writes Chrome traces; public API only).
+# writes Chrome traces; the public API, and the runtime for the driver's own
+# calls it compares the direct route with).
 if(SG_HAVE_CUDA)
   add_executable(staging_timeline ${CMAKE_CURRENT_LIST_DIR}/staging_timeline.c)
-  target_link_libraries(staging_timeline PRIVATE streamgraph)
+  target_link_libraries(staging_timeline PRIVATE streamgraph CUDA::cudart)
 endif()

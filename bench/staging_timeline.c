@@ -10,14 +10,23 @@
  * trace (OUT_DIR/timeline-DIR-MODE.json): one slice per launch of the copy
  * node, and one per part of a chunk that a copy thread moved, so that the
  * gaps between the host copies, and between them and the copy node, can be
- * read off (Perfetto, or any JSON reader). A diagnostic, not a benchmark
- * with targets: staging_bench holds those. */
+ * read off (Perfetto, or any JSON reader).
+ *
+ * Then the direct route (SG_STAGING_NONE: the driver's own pageable path
+ * inside an executable) against cudaMemcpyAsync on an idle stream, with the
+ * copy's kind given and with cudaMemcpyDefault, at 256 KiB to 16 MiB: where
+ * the direct route loses to the driver's own call, which of the two
+ * differences (the kind, the executable's stream) costs it.
+ *
+ * A diagnostic, not a benchmark with targets: staging_bench holds those. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <cuda_runtime_api.h>
 
 #include "streamgraph/streamgraph.h"
 
@@ -75,6 +84,75 @@ static double median_after_first(const double *ms, unsigned n) {
   return m ? sorted[m / 2] : ms[0];
 }
 
+static int cuda_ok(cudaError_t err, const char *what) {
+  if (err == cudaSuccess) return 1;
+  fprintf(stderr, "staging_timeline: %s: %s\n", what, cudaGetErrorString(err));
+  return 0;
+}
+
+/* Medians (ms) over interleaved rounds of: cudaMemcpyAsync with the copy's
+ * kind, the same with cudaMemcpyDefault (each on an idle stream, then
+ * synchronised), and a SG_STAGING_NONE executable's launch and wait. */
+static int direct_rows(unsigned char *pageable, void *dev) {
+  cudaStream_t stream;
+  if (!cuda_ok(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate"))
+    return 0;
+  printf("\ndirect route, GB/s (medians of 21 interleaved rounds): driver = cudaMemcpyAsync with "
+         "the kind, default = with cudaMemcpyDefault, exec = SG_STAGING_NONE executable\n");
+  printf("%-14s %9s %9s %9s %8s %8s\n", "case", "driver", "default", "exec", "exec/drv",
+         "dflt/drv");
+  int ok = 1;
+  for (int to_device = 1; ok && to_device >= 0; to_device--) {
+    for (size_t bytes = (size_t)256 << 10; ok && bytes <= ((size_t)16 << 20); bytes *= 4) {
+      void *dst = to_device ? dev : (void *)pageable;
+      const void *src = to_device ? (const void *)pageable : dev;
+      const enum cudaMemcpyKind kind = to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+      sg_graph *g = NULL;
+      sg_exec *e = NULL;
+      ok = check(sg_graph_create(&g), "sg_graph_create");
+      sg_copy_desc c = {dst, src, bytes, to_device ? SG_COPY_HOST_TO_DEVICE
+                                                   : SG_COPY_DEVICE_TO_HOST, "direct"};
+      ok = ok && check(sg_graph_add_copy(g, &c, NULL, 0, NULL), "sg_graph_add_copy");
+      sg_exec_options o;
+      sg_exec_options_init(&o);
+      o.backend = SG_BACKEND_CUDA;
+      o.mode = SG_MODE_STREAMS;
+      o.staging.policy = SG_STAGING_NONE;
+      ok = ok && check(sg_exec_create(g, &o, &e), "sg_exec_create");
+      enum { ROUNDS = 21 };
+      double t[3][ROUNDS];
+      for (int r = 0; ok && r < ROUNDS; r++) {
+        for (int way = 0; ok && way < 3; way++) {
+          const double t0 = now_ms();
+          if (way < 2) {
+            ok = cuda_ok(cudaMemcpyAsync(dst, src, bytes, way ? cudaMemcpyDefault : kind, stream),
+                         "cudaMemcpyAsync") &&
+                 cuda_ok(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+          } else {
+            ok = check(sg_exec_launch(e, NULL), "sg_exec_launch") &&
+                 check(sg_exec_wait(e), "sg_exec_wait");
+          }
+          t[way][r] = now_ms() - t0;
+        }
+      }
+      if (e) ok &= check(sg_exec_destroy(e), "sg_exec_destroy");
+      if (g) sg_graph_destroy(g);
+      if (!ok) break;
+      double rate[3];
+      for (int way = 0; way < 3; way++) {
+        qsort(t[way], ROUNDS, sizeof t[way][0], by_value);
+        rate[way] = (double)bytes / (t[way][ROUNDS / 2] * 1e6);
+      }
+      char name[32];
+      snprintf(name, sizeof name, "%s %zu KiB", to_device ? "H2D" : "D2H", bytes >> 10);
+      printf("%-14s %9.3f %9.3f %9.3f %8.3f %8.3f\n", name, rate[0], rate[1], rate[2],
+             rate[2] / rate[0], rate[1] / rate[0]);
+    }
+  }
+  cudaStreamDestroy(stream);
+  return ok;
+}
+
 int main(int argc, char **argv) {
   const unsigned long mib = argc > 1 ? strtoul(argv[1], NULL, 10) : 64;
   const unsigned launches = argc > 2 ? (unsigned)strtoul(argv[2], NULL, 10) : 12;
@@ -121,6 +199,7 @@ int main(int argc, char **argv) {
              mname, p, s, p / s, path);
     }
   }
+  ok = ok && direct_rows(pageable, dev);
   /* The device->host copies wrote back what the host->device ones carried. */
   if (ok && memcmp(pageable, pinned, bytes) != 0) {
     fprintf(stderr, "staging_timeline: WRONG: the bytes that came back differ\n");
