@@ -23,12 +23,6 @@
 #define MIN_PART_BYTES (64u * 1024u)
 /* Parts at least this large skip the cache (see copy_part). */
 #define STREAM_MIN_BYTES (16u * 1024u)
-/* An idle copy thread looks for work this long before it sleeps. The
- * chunks of one copy come about every 100 us (a few MiB at the link's
- * rate) and a sleeping thread can take as long to wake, more in a virtual
- * machine: a thread that slept between two chunks would start its part of
- * the next late, and the whole chunk ends with its last part. */
-#define SG__WORKER_SPIN_US 200u
 
 #if defined(__x86_64__)
 /* memcpy with non-temporal stores. A chunk's destination is never read
@@ -87,10 +81,6 @@ sg_status sg__workers_init(sg__workers *w, unsigned capacity, const char *where)
   w->capacity = capacity;
   const char *env = getenv("SG_STAGING_NONTEMPORAL");
   w->streaming = !SG__HAVE_STREAM_COPY ? 0 : !env ? -1 : strcmp(env, "0") != 0;
-  const char *spin = getenv("SG_STAGING_SPIN_US");
-  w->spin_ns = (uint64_t)(spin ? strtoul(spin, NULL, 10) : SG__WORKER_SPIN_US) * 1000u;
-  if (w->spin_ns > (uint64_t)10 * 1000 * 1000) w->spin_ns = (uint64_t)10 * 1000 * 1000;
-  w->cpus = spin ? 0 : sg__cpu_count();
   if (sg__mutex_init(&w->lock))
     return sg__fail(SG_ERR_SYSTEM, "%s: cannot create a mutex for the copy threads", where);
   if (sg__cond_init(&w->work)) {
@@ -117,7 +107,6 @@ static void unqueue(sg__workers *w, sg__copy_job *job) {
   if (w->tail == job) w->tail = prev;
   job->next = NULL;
   job->queued = 0;
-  __atomic_store_n(&w->has_work, w->head != NULL, __ATOMIC_RELEASE);
 }
 
 /* Claims the next part of `job` (lock held): sets [*dst, *src, *n). */
@@ -166,22 +155,10 @@ static void copy_one_part(sg__workers *w, sg__copy_job *job, int copy_thread) {
   finish(w, job);
 }
 
-/* Out of parts (lock held on entry and on return): looks for the next job
- * without the lock for up to w->spin_ns before the caller sleeps. */
-static void spin_for_work(sg__workers *w) {
-  if (!w->spin_ns || w->stopping || w->head || (w->cpus && w->count + 2 > w->cpus)) return;
-  sg__mutex_unlock(&w->lock);
-  const uint64_t until = sg__now_ns() + w->spin_ns;
-  while (!__atomic_load_n(&w->has_work, __ATOMIC_ACQUIRE) && sg__now_ns() < until)
-    sg__flag_spin();
-  sg__mutex_lock(&w->lock);
-}
-
 static void *worker_main(void *arg) {
   sg__workers *w = arg;
   sg__mutex_lock(&w->lock);
   for (;;) {
-    spin_for_work(w);
     while (!w->stopping && !w->head) sg__cond_wait(&w->work, &w->lock);
     if (w->stopping) break;
     sg__copy_job *job = w->head;
@@ -257,7 +234,6 @@ static void submit(sg__workers *w, sg__copy_job *job, void *dst, const void *src
   job->queued = 1;
   if (w->tail) w->tail->next = job; else w->head = job;
   w->tail = job;
-  __atomic_store_n(&w->has_work, 1, __ATOMIC_RELEASE);
   if (parts > 1) sg__cond_broadcast(&w->work); else sg__cond_signal(&w->work);
   sg__mutex_unlock(&w->lock);
 }

@@ -61,10 +61,6 @@ typedef struct sg__workers {
   int stopping;
   int streaming;              /* large parts with non-temporal stores: 1 always, 0 never,
                                  -1 as each job says */
-  uint64_t spin_ns;           /* how long an idle thread looks for work before it sleeps */
-  unsigned cpus;              /* the CPUs a spin needs (0: spin whatever the CPUs) */
-  int has_work;               /* head != NULL, written with the lock held, read atomically
-                                 by spinning threads without it */
 } sg__workers;
 
 /* Initialises with no thread (SG_ERR_SYSTEM when a mutex or condition
@@ -72,13 +68,7 @@ typedef struct sg__workers {
  * non-temporal stores, each job says whether it uses them
  * (sg__stage_nontemporal_default), unless the environment variable
  * SG_STAGING_NONTEMPORAL is "0" (never) or another value (always): a tuning
- * and diagnosis knob, read when the pool is made. A thread that runs out of
- * parts keeps looking for the next chunk for SG__WORKER_SPIN_US
- * microseconds before it sleeps (SG_STAGING_SPIN_US overrides, 0: sleep at
- * once), read when the pool is made too. By default not where the threads,
- * the conductor and the launching thread would not each have a CPU, as a
- * spinning thread would then hold back the ones with work; a time set in
- * the environment applies anyway. */
+ * and diagnosis knob, read when the pool is made. */
 sg_status sg__workers_init(sg__workers *w, unsigned capacity, const char *where);
 /* Starts threads until `count` run (at most the capacity). */
 sg_status sg__workers_ensure(sg__workers *w, unsigned count, const char *where);

@@ -4,10 +4,8 @@
 // ring depths and thread counts, alone and many at once on a small pool.
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <random>
 #include <thread>
 #include <vector>
 
@@ -85,42 +83,6 @@ TEST(StagingWorkers, SplitCopiesAreExactWithStreamingStores) {
     ASSERT_EQ(std::memcmp(dst.data() + skew, src.data() + skew, bytes), 0) << skew;
     EXPECT_EQ(dst[skew + bytes], 0x5A) << "wrote past the end";
   }
-}
-
-// Copy threads that look for the next part before they sleep (forced on,
-// whatever the CPUs): jobs submitted back to back, from several submitters,
-// some right after the threads ran out of work and some after they slept,
-// are exact, and the pool stops while threads spin.
-TEST(StagingWorkers, SpinningThreadsCopyExactly) {
-  sgtest::LeakCheck leaks;
-  setenv("SG_STAGING_SPIN_US", "300", 1);
-  Workers w(3);
-  unsetenv("SG_STAGING_SPIN_US");
-  EXPECT_EQ(w.w.spin_ns, 300000u);
-  EXPECT_EQ(w.w.cpus, 0u);
-  const uint32_t seed = std::random_device{}();
-  for (uint32_t round = 0; round < 40; round++) {
-    auto src = random_bytes(256 * 1024 + round * 4099, seed + round);
-    std::vector<uint8_t> dst(src.size(), 0);
-    sg__copy_job job = {};
-    sg__copy_submit(&w.w, &job, dst.data(), src.data(), src.size(), 1 + round % 4);
-    sg__copy_wait(&w.w, &job);
-    ASSERT_EQ(dst, src) << "round " << round << ", seed " << seed + round;
-    if (round % 10 == 9) std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  // Sleeping threads wake for work as before.
-  std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  auto src = random_bytes(1 * MiB, seed);
-  std::vector<uint8_t> dst(src.size(), 0);
-  sg__copy_job job = {};
-  sg__copy_submit(&w.w, &job, dst.data(), src.data(), src.size(), 8);
-  sg__copy_wait(&w.w, &job);
-  EXPECT_EQ(dst, src) << "seed " << seed;
-  // A pool made with the spin off sleeps at once.
-  setenv("SG_STAGING_SPIN_US", "0", 1);
-  Workers off(2);
-  unsetenv("SG_STAGING_SPIN_US");
-  EXPECT_EQ(off.w.spin_ns, 0u);
 }
 
 // With no copy thread at all a waiter copies every part itself: a wait
