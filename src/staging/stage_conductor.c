@@ -3,6 +3,7 @@
 #include "staging/stage_conductor.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #if defined(__linux__)
 #include <sys/prctl.h>
@@ -268,7 +269,7 @@ static void *conductor_main(void *arg) {
       c->kicked = 0;
       last_progress = sg__now_ns();
       pause_ns = SG__FLAG_SLEEP_MIN_NS;
-    } else if (sg__now_ns() - last_progress < SG__FLAG_SPIN_NS) {
+    } else if (sg__now_ns() - last_progress < c->spin_ns) {
       sg__mutex_unlock(&c->lock);
       sg__flag_spin();
       sg__mutex_lock(&c->lock);
@@ -284,6 +285,9 @@ static void *conductor_main(void *arg) {
 
 sg_status sg__conductor_init(sg__conductor *c, const char *where) {
   memset(c, 0, sizeof *c);
+  const char *spin = getenv("SG_STAGING_CONDUCTOR_SPIN_US");
+  c->spin_ns = spin ? (uint64_t)strtoul(spin, NULL, 10) * 1000u : SG__FLAG_SPIN_NS;
+  if (c->spin_ns > (uint64_t)100 * 1000 * 1000) c->spin_ns = (uint64_t)100 * 1000 * 1000;
   if (sg__mutex_init(&c->lock))
     return sg__fail(SG_ERR_SYSTEM, "%s: cannot create a mutex for the conductor", where);
   pthread_cond_t *conds[4] = {&c->wake, &c->settled, &c->probe_wake, &c->probe_done};

@@ -54,10 +54,15 @@ typedef struct sg__conductor {
   sg__pool_broken_fn probe_fn;
   void *probe_ctx, *probe_owner; /* the backend's context; the report context it belongs to */
   int probe_broken;
+  uint64_t spin_ns;           /* how long the thread spins without progress before it sleeps */
 } sg__conductor;
 
 /* Initialises with no thread (SG_ERR_SYSTEM when a mutex or condition
- * cannot be made, message prefixed `where`). */
+ * cannot be made, message prefixed `where`). Without progress on any armed
+ * run the thread spins SG__FLAG_SPIN_NS, then sleeps in growing steps; the
+ * environment variable SG_STAGING_CONDUCTOR_SPIN_US (microseconds, read
+ * here) sets the spin instead: a diagnosis knob for how late the conductor
+ * notices a flag the device wrote. */
 sg_status sg__conductor_init(sg__conductor *c, const char *where);
 /* Starts the thread and its prober unless they run (SG_ERR_SYSTEM, with a
  * message, when one cannot be started). */

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <mutex>
@@ -286,6 +287,23 @@ TEST(StagingMemops, ExactUnderAdversarialTiming) {
     for (int dir : {SG__STAGE_H2D, SG__STAGE_D2H})
       transient_copy(pool.p, dev, static_cast<sg__stage_dir>(dir), 200 * KiB + seed, 16 * KiB,
                      1 + seed % 4, 2, seed * 17);
+  }
+}
+
+// The conductor's spin before it sleeps, set through the environment when
+// the pool is made: none at all, and long: the bytes stay exact.
+TEST(StagingMemops, ExactWhateverTheConductorsSpin) {
+  sgtest::LeakCheck leaks;
+  for (const char *us : {"0", "500"}) {
+    setenv("SG_STAGING_CONDUCTOR_SPIN_US", us, 1);
+    Pool pool(2048 * KiB, 2);
+    unsetenv("SG_STAGING_CONDUCTOR_SPIN_US");
+    EXPECT_EQ(sg__pool_conductor(pool.p)->spin_ns, std::strtoull(us, nullptr, 10) * 1000u);
+    const uint32_t seed = std::random_device{}();
+    Device dev(100, seed);
+    for (int dir : {SG__STAGE_H2D, SG__STAGE_D2H})
+      transient_copy(pool.p, dev, static_cast<sg__stage_dir>(dir), 300 * KiB + 5, 32 * KiB, 3, 2,
+                     seed);
   }
 }
 
