@@ -17,6 +17,14 @@
  * thread would cost more than the copy (one part anyway, workers.c). */
 #define INLINE_BYTES ((size_t)64 * 1024)
 
+/* Where the machine has this many CPUs, the conductor spins CONDUCTOR_SPIN_NS
+ * before it sleeps, about one chunk's DMA: a sleep step would make it
+ * notice a chunk's end (and start its drain, or refill its slot) up to
+ * 100 us late, for each chunk. With fewer CPUs it would take one from the
+ * copy threads, and spins SG__FLAG_SPIN_NS. */
+#define CONDUCTOR_SPIN_MIN_CPUS 8u
+#define CONDUCTOR_SPIN_NS ((uint64_t)250 * 1000)
+
 /* A run that made no progress for this long is checked for a broken
  * device (as the pool checks a waiting acquisition). */
 #define QUIET_NS ((uint64_t)50 * 1000 * 1000)
@@ -286,7 +294,9 @@ static void *conductor_main(void *arg) {
 sg_status sg__conductor_init(sg__conductor *c, const char *where) {
   memset(c, 0, sizeof *c);
   const char *spin = getenv("SG_STAGING_CONDUCTOR_SPIN_US");
-  c->spin_ns = spin ? (uint64_t)strtoul(spin, NULL, 10) * 1000u : SG__FLAG_SPIN_NS;
+  c->spin_ns = spin                                         ? (uint64_t)strtoul(spin, NULL, 10) * 1000u
+               : sg__cpu_count() >= CONDUCTOR_SPIN_MIN_CPUS ? CONDUCTOR_SPIN_NS
+                                                            : SG__FLAG_SPIN_NS;
   if (c->spin_ns > (uint64_t)100 * 1000 * 1000) c->spin_ns = (uint64_t)100 * 1000 * 1000;
   if (sg__mutex_init(&c->lock))
     return sg__fail(SG_ERR_SYSTEM, "%s: cannot create a mutex for the conductor", where);

@@ -59,10 +59,11 @@ typedef struct sg__conductor {
 
 /* Initialises with no thread (SG_ERR_SYSTEM when a mutex or condition
  * cannot be made, message prefixed `where`). Without progress on any armed
- * run the thread spins SG__FLAG_SPIN_NS, then sleeps in growing steps; the
- * environment variable SG_STAGING_CONDUCTOR_SPIN_US (microseconds, read
- * here) sets the spin instead: a diagnosis knob for how late the conductor
- * notices a flag the device wrote. */
+ * run the thread spins (250 us with 8 CPUs or more, else SG__FLAG_SPIN_NS),
+ * then sleeps in growing steps; the environment variable
+ * SG_STAGING_CONDUCTOR_SPIN_US (microseconds, read here) sets the spin
+ * instead: a knob for measuring how late the conductor notices a flag the
+ * device wrote. */
 sg_status sg__conductor_init(sg__conductor *c, const char *where);
 /* Starts the thread and its prober unless they run (SG_ERR_SYSTEM, with a
  * message, when one cannot be started). */
