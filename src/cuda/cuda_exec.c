@@ -51,6 +51,10 @@ static void cuda_renumber(void *state, uint64_t launches) {
   b->launches = b->finished = launches;
 }
 
+static sg_status cuda_follow(void *state, void *old) {
+  return sg__cuda_follow(state, old, "sg_exec_launch");
+}
+
 static void cuda_track_launches(void *state) {
   sg__cuda_state *b = state;
   b->track = 1;
@@ -267,6 +271,7 @@ static const sg__backend_ops cuda_ops = {
     .track_launches = cuda_track_launches,
     .update_node = cuda_update_node,
     .renumber = cuda_renumber,
+    .follow = cuda_follow,
     .arena_alloc = sg__cuda_arena_alloc,
     .arena_free = sg__cuda_arena_free,
 };
