@@ -194,6 +194,11 @@ static sg_status cuda_create(const sg__backend_args *args, void **state) {
                                   : sg__cuda_streams_make(b, fn);
   if (!st && b->mode != SG_MODE_GRAPH && args->trace)
     st = sg__cuda_tracer_make(&b->tracer, args->trace, b->s->node_count, b->home, fn);
+  if (!st && args->ahead) {
+    const char *call;
+    cudaError_t err = sg__cuda_marks_make(b, &call);
+    if (err != cudaSuccess) st = sg__cuda_fail(err, call, fn);
+  }
   const int device = b->device;
   if (st) {
     sg__cuda_drain(b); /* an upload or a capture may have enqueued work */

@@ -265,6 +265,9 @@ void sg__cuda_drain(sg__cuda_state *b);
 void sg__cuda_collect_trace(sg__cuda_state *b, const char *fn);
 /* Destroys the marks (streams drained). */
 void sg__cuda_marks_free(sg__cuda_state *b);
+/* Makes every launch mark and the handover event now (a state built ahead
+ * of its switch: its first launches make none). */
+cudaError_t sg__cuda_marks_make(sg__cuda_state *b, const char **call);
 /* Orders the next launch of `b` after every launch `old` has made, without
  * waiting on the host (the backend's `follow`, exec/backend.h). */
 sg_status sg__cuda_follow(sg__cuda_state *b, const sg__cuda_state *old, const char *fn);

@@ -89,6 +89,22 @@ void sg__cuda_marks_free(sg__cuda_state *b) {
   b->handover_pending = 0;
 }
 
+cudaError_t sg__cuda_marks_make(sg__cuda_state *b, const char **call) {
+  *call = "cudaEventCreateWithFlags (launch mark)";
+  for (uint32_t i = 0; i < RING; i++) {
+    if (b->marks[i]) continue;
+    cudaError_t err = SG_CUDA(cudaEventCreateWithFlags(&b->marks[i], cudaEventDisableTiming));
+    if (err != cudaSuccess) {
+      b->marks[i] = NULL;
+      return err;
+    }
+  }
+  *call = "cudaEventCreateWithFlags (handover)";
+  cudaError_t err = SG_CUDA(cudaEventCreateWithFlags(&b->handover, cudaEventDisableTiming));
+  if (err != cudaSuccess) b->handover = NULL;
+  return err;
+}
+
 /* The old state's last launch ends at its mark, or (a graph launched
  * unmarked into home) in its home. Home of the new state waits for that
  * on the GPU: every launch of the new state starts in home (streams mode

@@ -66,6 +66,10 @@ typedef struct sg__backend_args {
    * bound kernel arguments name; valid during `create` only. */
   const struct sg__cond_info *conds;
   uint32_t cond_count;
+  /* 1 for a state built ahead of its switch on a background thread
+   * (sg_exec_update_async): a backend makes now, off the launch path, what
+   * its first launches would otherwise make (events made on first use). */
+  int ahead;
 } sg__backend_args;
 
 /* The operations of a backend. Each returns SG_OK or an error with this

@@ -70,7 +70,7 @@ sg_status sg__exec_backend_create(sg_exec *exec, const sg__snapshot *snap, const
                                   struct sg__trace *trace, const char *fn, void **state) {
   sg__backend_args args = {exec,  &exec->options, snap->nodes,     snap->node_count,
                            sg__plan_schedule(plan), trace, exec->launched, fn,
-                           snap->conds, snap->cond_count};
+                           snap->conds, snap->cond_count, 0};
   return exec->ops->create(&args, state);
 }
 

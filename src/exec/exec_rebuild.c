@@ -128,7 +128,8 @@ static sg_status build(sg__rebuild *rb) {
                            rb->base,
                            async_fn,
                            rb->snap.conds,
-                           rb->snap.cond_count};
+                           rb->snap.cond_count,
+                           1};
   return exec->ops->create(&args, &rb->state);
 }
 
