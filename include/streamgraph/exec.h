@@ -416,7 +416,9 @@ SG_API sg_status sg_exec_update(sg_exec *exec, const sg_graph *graph);
  * graph are refused until the switch, sg_exec_wait waits for launches, not
  * for the build, and sg_exec_get_info/_plan describe the current version.
  * A second sg_exec_update_async while the first is still building fails
- * with SG_ERR_BUSY (one already built is switched to first); sg_exec_update
+ * with SG_ERR_BUSY (one already built is switched to first); one after a
+ * switch first waits for the version retired there (its launches still in
+ * flight, its destruction); sg_exec_update
  * waits for a pending build and switches to it before it applies its own
  * graph; sg_exec_destroy waits for a pending build and frees it.
  *
