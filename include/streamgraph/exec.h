@@ -400,10 +400,12 @@ SG_API sg_status sg_exec_update(sg_exec *exec, const sg_graph *graph);
  * it ran the old one. Launch numbers go on across the switch (the switch
  * launch is the number sg_exec_update_query/_wait report), so a launch
  * number says which version ran it: version N+1 from the reported number
- * on. The switch launch first waits for the old version's launches still
- * in flight (none in a loop that waits for each launch) and hands the old
- * version to the build thread to free, so it costs the launch a pointer
- * swap, not a build.
+ * on. The switch launch does not wait for the old version's launches
+ * still in flight: it is ordered after them (on the GPU, or in the host
+ * backend's scheduling), and hands the old version to the build thread,
+ * which waits for them and frees it; so it costs the launch a pointer swap
+ * and a few event calls, not a build. sg_exec_wait, sg_exec_query and
+ * sg_exec_wait_launch/_query_launch cover the old version's launches too.
  *
  * With the same topology the parameters change at once, as sg_exec_update
  * changes them (no thread, nothing to wait for): the next launch is the
@@ -414,7 +416,9 @@ SG_API sg_status sg_exec_update(sg_exec *exec, const sg_graph *graph);
  * graph are refused until the switch, sg_exec_wait waits for launches, not
  * for the build, and sg_exec_get_info/_plan describe the current version.
  * A second sg_exec_update_async while the first is still building fails
- * with SG_ERR_BUSY (one already built is switched to first); sg_exec_update
+ * with SG_ERR_BUSY (one already built is switched to first); one after a
+ * switch first waits for the version retired there (its launches still in
+ * flight, its destruction); sg_exec_update
  * waits for a pending build and switches to it before it applies its own
  * graph; sg_exec_destroy waits for a pending build and frees it.
  *

@@ -51,6 +51,10 @@ static void cuda_renumber(void *state, uint64_t launches) {
   b->launches = b->finished = launches;
 }
 
+static sg_status cuda_follow(void *state, void *old) {
+  return sg__cuda_follow(state, old, "sg_exec_launch");
+}
+
 static void cuda_track_launches(void *state) {
   sg__cuda_state *b = state;
   b->track = 1;
@@ -190,6 +194,11 @@ static sg_status cuda_create(const sg__backend_args *args, void **state) {
                                   : sg__cuda_streams_make(b, fn);
   if (!st && b->mode != SG_MODE_GRAPH && args->trace)
     st = sg__cuda_tracer_make(&b->tracer, args->trace, b->s->node_count, b->home, fn);
+  if (!st && args->ahead) {
+    const char *call;
+    cudaError_t err = sg__cuda_marks_make(b, &call);
+    if (err != cudaSuccess) st = sg__cuda_fail(err, call, fn);
+  }
   const int device = b->device;
   if (st) {
     sg__cuda_drain(b); /* an upload or a capture may have enqueued work */
@@ -267,6 +276,7 @@ static const sg__backend_ops cuda_ops = {
     .track_launches = cuda_track_launches,
     .update_node = cuda_update_node,
     .renumber = cuda_renumber,
+    .follow = cuda_follow,
     .arena_alloc = sg__cuda_arena_alloc,
     .arena_free = sg__cuda_arena_free,
 };

@@ -175,6 +175,12 @@ typedef struct sg__cuda_state {
   int interrupted;             /* a launch stopped half-way: waits synchronise every stream */
   cudaEvent_t marks[SG_EXEC_TRACKED_LAUNCHES]; /* made on first use */
   uint64_t marked[SG_EXEC_TRACKED_LAUNCHES];
+  /* A state switched to by sg_exec_update_async (sg__cuda_follow): home
+   * waits for the old state's last launch; `handover` is recorded in home
+   * after that wait, and a graph's first launch into a caller's stream
+   * waits for it there (`handover_pending`). Made at the switch. */
+  cudaEvent_t handover;
+  int handover_pending;
 
   /* Conditions (graph_conditional.c): as the graph made them, and the CUDA
    * handles of the graph built last (0 for a condition no node reads). */
@@ -259,6 +265,12 @@ void sg__cuda_drain(sg__cuda_state *b);
 void sg__cuda_collect_trace(sg__cuda_state *b, const char *fn);
 /* Destroys the marks (streams drained). */
 void sg__cuda_marks_free(sg__cuda_state *b);
+/* Makes every launch mark and the handover event now (a state built ahead
+ * of its switch: its first launches make none). */
+cudaError_t sg__cuda_marks_make(sg__cuda_state *b, const char **call);
+/* Orders the next launch of `b` after every launch `old` has made, without
+ * waiting on the host (the backend's `follow`, exec/backend.h). */
+sg_status sg__cuda_follow(sg__cuda_state *b, const sg__cuda_state *old, const char *fn);
 
 /* ---- cuda_nodes.c ------------------------------------------------------- */
 

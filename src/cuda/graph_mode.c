@@ -161,6 +161,12 @@ sg_status sg__cuda_graph_launch(sg__cuda_state *b, void *cuda_stream, uint64_t l
   }
   const char *call = "cudaGraphExecEventRecordNodeSetEvent (trace)";
   cudaError_t err = set ? point_trace_nodes(b, set) : cudaSuccess;
+  /* The first launch after a switch into a caller's stream follows the
+   * old version's last launch (sg__cuda_follow). */
+  if (err == cudaSuccess && b->handover_pending && target != b->home) {
+    call = "cudaStreamWaitEvent (after the old version)";
+    err = SG_CUDA(cudaStreamWaitEvent(target, b->handover, 0));
+  }
   if (err == cudaSuccess && (st = sg__cuda_staged_copy_queue(b))) {
     sg__cuda_leave(b->device, previous);
     sg__exec_fail_launch(b->exec, launch, st, "%s", sg_last_error());
@@ -169,6 +175,7 @@ sg_status sg__cuda_graph_launch(sg__cuda_state *b, void *cuda_stream, uint64_t l
   if (err == cudaSuccess) {
     call = "cudaGraphLaunch";
     err = SG_CUDA(cudaGraphLaunch(b->g.exec, target));
+    if (err == cudaSuccess) b->handover_pending = 0;
     /* A launch that did not go in takes back what was queued and armed. */
     sg__cuda_staged_copy_launched(b, err == cudaSuccess);
   }

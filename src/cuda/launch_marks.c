@@ -84,6 +84,64 @@ void sg__cuda_marks_free(sg__cuda_state *b) {
     b->marks[i] = NULL;
     b->marked[i] = 0;
   }
+  if (b->handover) cudaEventDestroy(b->handover);
+  b->handover = NULL;
+  b->handover_pending = 0;
+}
+
+cudaError_t sg__cuda_marks_make(sg__cuda_state *b, const char **call) {
+  *call = "cudaEventCreateWithFlags (launch mark)";
+  for (uint32_t i = 0; i < RING; i++) {
+    if (b->marks[i]) continue;
+    cudaError_t err = SG_CUDA(cudaEventCreateWithFlags(&b->marks[i], cudaEventDisableTiming));
+    if (err != cudaSuccess) {
+      b->marks[i] = NULL;
+      return err;
+    }
+  }
+  *call = "cudaEventCreateWithFlags (handover)";
+  cudaError_t err = SG_CUDA(cudaEventCreateWithFlags(&b->handover, cudaEventDisableTiming));
+  if (err != cudaSuccess) b->handover = NULL;
+  return err;
+}
+
+/* The old state's last launch ends at its mark, or (a graph launched
+ * unmarked into home) in its home. Home of the new state waits for that
+ * on the GPU: every launch of the new state starts in home (streams mode
+ * forks from it; a graph launched into home follows it), except a graph
+ * launched into a caller's stream, which waits for `handover`, recorded in
+ * home after the wait. The wait is enqueued now, so the old state's events
+ * may go with it afterwards (a stream wait takes the event's state at the
+ * call). */
+sg_status sg__cuda_follow(sg__cuda_state *b, const sg__cuda_state *old, const char *fn) {
+  if (old->launches <= old->finished && !old->interrupted) return SG_OK; /* all ended */
+  int previous;
+  sg_status st = sg__cuda_enter_exec(b, &previous, fn);
+  if (st) return st;
+  const char *call = "cudaEventCreateWithFlags (handover)";
+  cudaError_t err = cudaSuccess;
+  if (!b->handover &&
+      (err = SG_CUDA(cudaEventCreateWithFlags(&b->handover, cudaEventDisableTiming))) !=
+          cudaSuccess)
+    b->handover = NULL;
+  uint64_t at = 0;
+  cudaEvent_t end = err == cudaSuccess ? sg__cuda_mark_at_or_after(old, old->launches, &at) : NULL;
+  if (err == cudaSuccess && (!end || at != old->launches || old->interrupted)) {
+    call = "cudaEventRecord (the old version's end)";
+    err = SG_CUDA(cudaEventRecord(b->handover, old->home));
+    end = b->handover;
+  }
+  if (err == cudaSuccess) {
+    call = "cudaStreamWaitEvent (after the old version)";
+    err = SG_CUDA(cudaStreamWaitEvent(b->home, end, 0));
+  }
+  if (err == cudaSuccess && b->mode == SG_MODE_GRAPH) {
+    call = "cudaEventRecord (handover)";
+    err = SG_CUDA(cudaEventRecord(b->handover, b->home));
+    b->handover_pending = err == cudaSuccess;
+  }
+  sg__cuda_leave(b->device, previous);
+  return err == cudaSuccess ? SG_OK : sg__cuda_fail(err, call, fn);
 }
 
 /* Launches up to `launch` have ended: payloads no later launch can run are

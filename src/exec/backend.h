@@ -66,6 +66,10 @@ typedef struct sg__backend_args {
    * bound kernel arguments name; valid during `create` only. */
   const struct sg__cond_info *conds;
   uint32_t cond_count;
+  /* 1 for a state built ahead of its switch on a background thread
+   * (sg_exec_update_async): a backend makes now, off the launch path, what
+   * its first launches would otherwise make (events made on first use). */
+  int ahead;
 } sg__backend_args;
 
 /* The operations of a backend. Each returns SG_OK or an error with this
@@ -112,6 +116,16 @@ typedef struct sg__backend_ops {
    * it learns the count now (`launches`, all ended) and numbers on from
    * there. NULL when the backend takes each launch's number as given. */
   void (*renumber)(void *state, uint64_t launches);
+  /* At that switch, before `renumber` and the first launch of `state`:
+   * orders the next launch of `state` after every launch `old` (the
+   * executable's state until now) has made, without waiting for them on
+   * this thread (the caller's launch thread): on the GPU (an event wait)
+   * or in the backend's own scheduling. `old` is waited for and destroyed
+   * afterwards, on another thread, while `state` launches; so what `state`
+   * keeps of `old` must not outlive old's last launch. On failure (the
+   * thread's message set) the front end waits for `old` itself. NULL: the
+   * front end always waits. */
+  sg_status (*follow)(void *state, void *old);
   /* The memory of an executable's planned temporaries (docs/buffers.md):
    * `bytes` (> 0) on device `device`, aligned to SG__ARENA_ALLOC_ALIGN,
    * where the backend's nodes can read and write it (device memory for

@@ -70,7 +70,7 @@ sg_status sg__exec_backend_create(sg_exec *exec, const sg__snapshot *snap, const
                                   struct sg__trace *trace, const char *fn, void **state) {
   sg__backend_args args = {exec,  &exec->options, snap->nodes,     snap->node_count,
                            sg__plan_schedule(plan), trace, exec->launched, fn,
-                           snap->conds, snap->cond_count};
+                           snap->conds, snap->cond_count, 0};
   return exec->ops->create(&args, state);
 }
 
@@ -356,6 +356,8 @@ sg_status sg_exec_wait(sg_exec *exec) {
   sg_status st = sg__exec_enter(exec, __func__);
   if (st) return st;
   st = exec->ops->wait(exec->state);
+  /* A version retired at a switch may still run its last launches. */
+  if (exec->rebuild) sg__exec_rebuild_wait_old(exec, 0);
   sg_status failure = report_failure(exec);
   sg__exec_leave(exec);
   return failure ? failure : st;
@@ -418,6 +420,10 @@ sg_status sg_exec_wait_launch(sg_exec *exec, uint64_t launch) {
   if (st) return st;
   if (!(st = check_launch(exec, launch, __func__))) {
     sg__exec_track_launches(exec);
+    /* Launches before the last switch ran the retired version, which the
+     * current state counts as ended: their end is waited for (any launch
+     * ends after them). */
+    if (exec->rebuild) sg__exec_rebuild_wait_old(exec, 0);
     st = exec->ops->wait_launch(exec->state, launch);
     st = launch_outcome(exec, launch, st, __func__);
   }
@@ -430,7 +436,9 @@ sg_status sg_exec_query_launch(sg_exec *exec, uint64_t launch) {
   if (st) return st;
   if (!(st = check_launch(exec, launch, __func__))) {
     sg__exec_track_launches(exec);
-    st = exec->ops->query_launch(exec->state, launch);
+    st = exec->rebuild && sg__exec_rebuild_old_busy(exec, 0)
+             ? SG_NOT_READY
+             : exec->ops->query_launch(exec->state, launch);
     /* A failure known to belong to this launch or an earlier one is the
      * answer at once, as sg_exec_wait_launch would give it. */
     if (st != SG_NOT_READY || failed_by(exec, launch))
@@ -444,6 +452,7 @@ sg_status sg_exec_query(sg_exec *exec) {
   sg_status st = sg__exec_enter(exec, __func__);
   if (st) return st;
   st = exec->ops->query(exec->state);
+  if (!st && exec->rebuild && sg__exec_rebuild_old_busy(exec, 0)) st = SG_NOT_READY;
   /* A failed executable answers its failure, even while the launches
    * queued behind the failed one still drain: once sg_exec_launch has
    * refused with SG_ERR_EXEC_FAILED, a query must not say SG_NOT_READY. */

@@ -11,6 +11,7 @@
 #include "core/in_use.h"
 #include "core/snapshot.h"
 #include "exec/backend.h"
+#include "exec/rebuild_hook.h"
 #include "streamgraph/exec.h"
 
 struct sg_exec {
@@ -68,5 +69,12 @@ sg_status sg__exec_rebuild_at_launch(sg_exec *exec, const char *fn);
 void sg__exec_rebuild_settle(sg_exec *exec);
 /* Frees the slot at destruction: a pending build is waited for and freed. */
 void sg__exec_rebuild_free(sg_exec *exec);
+/* After a switch the retired version's launches may still run (the build
+ * thread waits for them, then frees it): 1 while launch `launch` (0: any
+ * launch) is one of them and they may not all have ended. */
+int sg__exec_rebuild_old_busy(sg_exec *exec, uint64_t launch);
+/* Blocks until that is no longer so. */
+void sg__exec_rebuild_wait_old(sg_exec *exec, uint64_t launch);
+
 
 #endif

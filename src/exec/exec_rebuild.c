@@ -4,9 +4,15 @@
  * streams, a CUDA graph instantiated and uploaded) on a build thread while
  * the caller goes on launching the current version. The caller's thread
  * alone switches: the first launch that finds the build ended takes the new
- * version (after the old one's launches in flight, so that launches still
- * run in order) and hands the old version back to the build thread, which
- * frees it; so a launch never pays for building or freeing a graph.
+ * version and hands the old version back to the build thread. The switch
+ * does not wait for the old version's launches in flight: the backend
+ * orders the new version's first launch after the old one's last
+ * (ops->follow: an event wait on the GPU, a gate in the host backend), and
+ * the build thread waits for them (ops->wait), says so (`old_idle`, which
+ * sg_exec_wait and the waits for launches before the switch wait for), and
+ * frees the old version. So a launch never pays for building, waiting for
+ * or freeing a version, and takes no lock the build thread holds while it
+ * works (the slot's lock guards a flag or two, never a build).
  *
  * One slot per executable (allocated at the first asynchronous update)
  * holds at most one build. The slot's fields are split by owner:
@@ -43,6 +49,13 @@ typedef struct sg__rebuild {
   int pending;     /* a build started and not yet concluded */
   atomic_int built; /* the build thread has finished building (ok or not) */
   int order;        /* under the lock: ORDER_* */
+  /* A retired version is being waited for and freed: set at the switch by
+   * the caller, cleared when the thread is joined; `old_idle` (the thread
+   * writes it, under the lock) once its launches have all ended, and
+   * `retired_before` the switch launch's number. */
+  int retiring;
+  atomic_int old_idle;
+  uint64_t retired_before;
 
   /* The job. */
   sg__snapshot snap;  /* the new graph, its memory held */
@@ -71,6 +84,17 @@ typedef struct sg__rebuild {
 } sg__rebuild;
 
 /* ---- the build thread ---------------------------------------------------- */
+
+/* Tests only (exec_internal.h): called on the build thread before a build
+ * and before a retired version is freed. */
+static _Atomic(sg__rebuild_hook) test_hook;
+
+void sg__exec_rebuild_set_hook(sg__rebuild_hook hook) { atomic_store(&test_hook, hook); }
+
+static void call_hook(int where) {
+  sg__rebuild_hook hook = atomic_load(&test_hook);
+  if (hook) hook(where);
+}
 
 /* Frees a built version nobody will run (or the pieces of a failed one). */
 static void free_version(const sg__backend_ops *ops, void *state, struct sg__trace *trace,
@@ -104,13 +128,15 @@ static sg_status build(sg__rebuild *rb) {
                            rb->base,
                            async_fn,
                            rb->snap.conds,
-                           rb->snap.cond_count};
+                           rb->snap.cond_count,
+                           1};
   return exec->ops->create(&args, &rb->state);
 }
 
 static void *build_main(void *arg) {
   sg__rebuild *rb = arg;
   const sg__backend_ops *ops = rb->exec->ops;
+  call_hook(SG__REBUILD_HOOK_BUILD);
   sg_status st = build(rb);
   if (st) {
     snprintf(rb->message, sizeof rb->message, "%s", sg_last_error());
@@ -130,6 +156,14 @@ static void *build_main(void *arg) {
   const int order = rb->order;
   sg__mutex_unlock(&rb->lock);
   if (order == ORDER_RETIRE) {
+    /* The old version's launches in flight end here, not in a launch. Their
+     * failures are the executable's (sg__exec_fail), as any launch's. */
+    ops->wait(rb->old_state);
+    sg__mutex_lock(&rb->lock);
+    atomic_store_explicit(&rb->old_idle, 1, memory_order_release);
+    sg__cond_broadcast(&rb->changed);
+    sg__mutex_unlock(&rb->lock);
+    call_hook(SG__REBUILD_HOOK_RETIRE);
     free_version(ops, rb->old_state, rb->old_trace, rb->old_temps, &rb->old_snap, rb->old_plan);
     rb->old_state = NULL;
     rb->old_trace = NULL;
@@ -151,6 +185,7 @@ static void join(sg__rebuild *rb) {
   if (!rb->thread_live) return;
   sg__thread_join(rb->thread);
   rb->thread_live = 0;
+  rb->retiring = 0;
 }
 
 static void give_order(sg__rebuild *rb, int order) {
@@ -175,8 +210,8 @@ static void record_failure(sg__rebuild *rb, sg_status st, const char *message) {
 }
 
 /* The build has ended: switch to it, or record why not. Returns SG_OK, or
- * SG_ERR_EXEC_FAILED when a launch of the old version failed (found while
- * draining it): the executable is failed and keeps its old version. */
+ * SG_ERR_EXEC_FAILED when a launch of the old version has failed: the
+ * executable is failed and keeps its old version. */
 static sg_status conclude(sg_exec *exec, sg__rebuild *rb) {
   rb->pending = 0;
   if (rb->status) {
@@ -184,9 +219,7 @@ static sg_status conclude(sg_exec *exec, sg__rebuild *rb) {
     join(rb);
     return SG_OK;
   }
-  /* Launches run in order: the new version's first waits for the old
-   * version's last. A launch loop that waits for each launch finds it idle. */
-  exec->ops->wait(exec->state);
+  const sg__backend_ops *ops = exec->ops;
   if (sg__exec_has_failed(exec)) {
     give_order(rb, ORDER_DISCARD);
     join(rb);
@@ -195,8 +228,17 @@ static sg_status conclude(sg_exec *exec, sg__rebuild *rb) {
                    "old version failed; destroy the executable");
     return SG_ERR_EXEC_FAILED;
   }
+  /* Launches run in order: the new version's first runs after the old
+   * version's last. The backend orders it so without waiting here; where
+   * it cannot (no follow, or its call failed), the old launches are waited
+   * for here. SG_TRACE_DIR's files describe the old version's launches:
+   * written here, once they have ended. A failure of a launch still in
+   * flight is found later, as any launch's: the executable is failed and
+   * runs the new version no more than the old. */
+  if (exec->dump || !ops->follow || ops->follow(rb->state, exec->state) != SG_OK)
+    ops->wait(exec->state);
   if (exec->dump) sg__exec_dump(exec); /* what the old version ran */
-  if (exec->ops->renumber) exec->ops->renumber(rb->state, exec->launched);
+  if (ops->renumber) ops->renumber(rb->state, exec->launched);
   rb->old_state = exec->state;
   rb->old_trace = exec->trace;
   rb->old_plan = exec->plan;
@@ -220,8 +262,32 @@ static sg_status conclude(sg_exec *exec, sg__rebuild *rb) {
   sg__mutex_unlock(&exec->lock);
   rb->outcome = OUTCOME_SWITCHED;
   rb->first_launch = exec->launched + 1;
-  give_order(rb, ORDER_RETIRE); /* the build thread frees the old version; joined later */
+  rb->retired_before = rb->first_launch;
+  rb->retiring = 1;
+  atomic_store_explicit(&rb->old_idle, 0, memory_order_relaxed);
+  give_order(rb, ORDER_RETIRE); /* the build thread waits for and frees the old version */
   return SG_OK;
+}
+
+/* 1 while launch `launch` (0: any launch) belongs to a retired version
+ * whose launches may still run. */
+static int old_busy(const sg__rebuild *rb, uint64_t launch) {
+  return rb && rb->retiring && (launch == 0 || launch < rb->retired_before) &&
+         !atomic_load_explicit(&rb->old_idle, memory_order_acquire);
+}
+
+int sg__exec_rebuild_old_busy(sg_exec *exec, uint64_t launch) {
+  sg__rebuild *rb = exec->rebuild;
+  return old_busy(rb, launch);
+}
+
+void sg__exec_rebuild_wait_old(sg_exec *exec, uint64_t launch) {
+  sg__rebuild *rb = exec->rebuild;
+  if (!old_busy(rb, launch)) return;
+  sg__mutex_lock(&rb->lock);
+  while (!atomic_load_explicit(&rb->old_idle, memory_order_acquire))
+    sg__cond_wait(&rb->changed, &rb->lock);
+  sg__mutex_unlock(&rb->lock);
 }
 
 sg_status sg__exec_rebuild_at_launch(sg_exec *exec, const char *fn) {

@@ -112,6 +112,12 @@ struct host_backend {
   uint32_t link_offset;       /* the flag says "launch c is over" as link_offset + c */
   sg__staging *staging;       /* NULL unless the policy stages */
   sg__host_conds *conds;      /* the conditions' words; NULL without conditions */
+  /* The background rebuild's switch (host_follow): this state's launches
+   * start only once the old state's have all completed (`after_old`, under
+   * this lock), and the old state lifts that when its last completes
+   * (`successor`, under the old state's lock). Lock order: old, then new. */
+  int after_old;
+  host_backend *successor;
 };
 
 /* The parameters of node `n` for launch `launch` (lock held). */
@@ -201,16 +207,27 @@ static int run_stream(host_backend *b, stream_task *t) {
 
 static void run_task(sg__host_task *task);
 
-/* Launch `completed` is over: tell the caller's stream, and waiters. */
+static void start_next(host_backend *b);
+
+/* Launch `completed` is over: tell the caller's stream, and waiters; the
+ * last launch of a retired state lets its successor's start. */
 static void note_completed(host_backend *b) {
   if (b->link) sg__device_link_raise(b->link, b->link_offset + (uint32_t)b->completed);
   sg__cond_broadcast(&b->changed);
+  if (b->successor && b->completed >= b->launched) {
+    host_backend *next = b->successor;
+    b->successor = NULL;
+    sg__mutex_lock(&next->lock);
+    next->after_old = 0;
+    start_next(next);
+    sg__mutex_unlock(&next->lock);
+  }
 }
 
 /* Starts the next launch if it may start (lock held). */
 static void start_next(host_backend *b) {
   const uint32_t streams = b->schedule->stream_count;
-  while (!b->running && b->completed < b->launched) {
+  while (!b->running && !b->after_old && b->completed < b->launched) {
     uint64_t next = b->completed + 1;
     gate *g = b->gates;
     if (g && g->launch == next) {
@@ -568,6 +585,22 @@ static sg_status host_query_launch(void *state, uint64_t number) {
 
 static sg_status host_wait(void *state) { return host_wait_launch(state, UINT64_MAX); }
 
+/* The switch of a background rebuild: this state's launches wait for the
+ * old state's to complete (note_completed lifts it), so the launch thread
+ * does not. */
+static sg_status host_follow(void *state, void *old_state) {
+  host_backend *b = state, *old = old_state;
+  sg__mutex_lock(&old->lock);
+  if (old->completed < old->launched) {
+    sg__mutex_lock(&b->lock);
+    b->after_old = 1;
+    sg__mutex_unlock(&b->lock);
+    old->successor = b;
+  }
+  sg__mutex_unlock(&old->lock);
+  return SG_OK;
+}
+
 static sg_status host_query(void *state) { return host_query_launch(state, UINT64_MAX); }
 
 /* A deep copy of `fresh` for the backend, keeping the node's name when
@@ -654,6 +687,7 @@ static const sg__backend_ops host_ops = {
     .wait_launch = host_wait_launch,
     .query_launch = host_query_launch,
     .update_node = host_update_node,
+    .follow = host_follow,
     .arena_alloc = sg__host_arena_alloc,
     .arena_free = sg__host_arena_free,
 };

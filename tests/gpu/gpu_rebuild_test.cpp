@@ -6,6 +6,7 @@
 // background path failing in turn; destruction mid-build.
 #include <chrono>
 #include <cstring>
+#include <mutex>
 #include <random>
 #include <thread>
 
@@ -74,6 +75,95 @@ TEST_P(Rebuild, LaunchStallWhileA1000NodeTopologyBuilds) {
               GetParam().name, longest, static_cast<unsigned long long>(launches), in_place);
   SG_ASSERT_OK(sg_exec_launch(e, nullptr));
   SG_ASSERT_OK(sg_exec_wait(e));
+}
+
+// The old version's launch in flight spins for 200 ms on the GPU: the switch
+// (at a launch, or by sg_exec_update_wait) and the new version's first
+// launch return long before it ends, since the new version is ordered after
+// it on the GPU, not waited for; every old launch's host node runs before
+// every new one's. The new version also goes into a caller's stream while
+// the old one ran in its own (graph mode: the handover event).
+TEST_P(Rebuild, SwitchDoesNotWaitForTheOldLaunches) {
+  struct Rec {
+    std::mutex *m;
+    std::vector<int> *log;
+    int id;
+    static int run(void *p) {
+      auto *r = static_cast<Rec *>(p);
+      std::lock_guard<std::mutex> l(*r->m);
+      r->log->push_back(r->id);
+      return 0;
+    }
+  };
+  using clock = std::chrono::steady_clock;
+  auto ms_since = [](clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(clock::now() - t).count();
+  };
+  for (int caller = 0; caller < 2; caller++) {
+    for (int at_launch = 0; at_launch < 2; at_launch++) {
+      std::mutex m;
+      std::vector<int> log;
+      Rec r0{&m, &log, 0}, r1{&m, &log, 1};
+      sgtest::Graph g0, g1;
+      sg_kernel_call slow, quick;
+      sg_kernels_spin(&slow, 200u * 1000 * 1000);
+      sg_kernels_spin(&quick, 1000);
+      sg_host_desc h0 = {Rec::run, &r0, "old"}, h1 = {Rec::run, &r1, "new"};
+      sg_node a{}, b{}, c{};
+      SG_ASSERT_OK(sg_graph_add_kernel(g0, &slow.desc, nullptr, 0, &a));
+      SG_ASSERT_OK(sg_graph_add_host(g0, &h0, &a, 1, nullptr));
+      SG_ASSERT_OK(sg_graph_add_kernel(g1, &quick.desc, nullptr, 0, &b));
+      SG_ASSERT_OK(sg_graph_add_empty(g1, "between", &b, 1, &c));
+      SG_ASSERT_OK(sg_graph_add_host(g1, &h1, &c, 1, nullptr));
+      cudaStream_t stream = nullptr;
+      if (caller) CUDA_ASSERT(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+      sg_exec_options o = options(2);
+      sgtest::Exec e;
+      SG_ASSERT_OK(sg_exec_create(g0, &o, &e.e));
+      const auto started = clock::now();
+      SG_ASSERT_OK(sg_exec_launch(e, nullptr));
+      SG_ASSERT_OK(sg_exec_update_async(e, g1));
+      uint64_t launched = 1, first = 0;
+      double switch_ms = 0;
+      if (at_launch) {
+        sg_status q;
+        while ((q = sg_exec_update_query(e, &first)) == SG_NOT_READY) {
+          const auto t = clock::now();
+          SG_ASSERT_OK(sg_exec_launch(e, stream));
+          switch_ms = ms_since(t);
+          launched++;
+          ASSERT_LT(launched, 20u) << "the build outlasted 20 launches";
+          std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        }
+        SG_ASSERT_OK(q);
+        EXPECT_EQ(first, launched);
+      } else {
+        SG_ASSERT_OK(sg_exec_update_wait(e, &first));
+        EXPECT_EQ(first, 2u);
+        const auto t = clock::now();
+        SG_ASSERT_OK(sg_exec_launch(e, stream));
+        switch_ms = ms_since(t);
+        launched++;
+      }
+      const double since_start = ms_since(started);
+      std::printf("%s%s: switch launch %.3f ms, %.1f ms after the 200 ms launch began\n",
+                  at_launch ? "at a launch" : "sg_exec_update_wait", caller ? ", caller's stream" : "",
+                  switch_ms, since_start);
+      EXPECT_LT(switch_ms, 100.0) << "the switch waited for the old version's launch";
+      if (since_start < 150.0) EXPECT_EQ(sg_exec_query(e), SG_NOT_READY);
+      SG_ASSERT_OK(sg_exec_launch(e, stream));
+      launched++;
+      SG_ASSERT_OK(sg_exec_wait(e));
+      if (stream) {
+        CUDA_ASSERT(cudaStreamSynchronize(stream));
+        CUDA_ASSERT(cudaStreamDestroy(stream));
+      }
+      std::lock_guard<std::mutex> l(m);
+      ASSERT_EQ(log.size(), launched);
+      for (uint64_t i = 0; i < launched; i++)
+        EXPECT_EQ(log[i], i + 1 < first ? 0 : 1) << "launch " << i + 1 << ", first " << first;
+    }
+  }
 }
 
 // A build failing in a CUDA call (graph mode: the instantiation; streams

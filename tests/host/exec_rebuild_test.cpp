@@ -2,12 +2,17 @@
 // backend: launches racing the build, bitwise per launch against the
 // version its number says it ran; failed builds; destruction mid-build;
 // every allocation and thread call of the path failing in turn.
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
 #include <random>
 #include <thread>
 
 #include "rebuild_race.h"
+
+#include "exec/rebuild_hook.h"
 
 namespace {
 
@@ -325,6 +330,236 @@ TEST(ExecRebuild, EveryFaultOnTheBackgroundPathComesBackCleanly) {
     }
   }
   FAIL() << "the sweep never reached a run without a fault";
+}
+
+// ---- the launch path never waits for the background thread ---------------
+//
+// A latch the build thread (through the test hook) or a host node blocks on
+// until the test opens it: what happens meanwhile cannot have waited for
+// it. Bounded, so that a wrong library fails the test instead of hanging.
+struct Latch {
+  std::mutex m;
+  std::condition_variable cv;
+  bool open = false;
+  std::atomic<int> waiting{0};
+  std::atomic<bool> timed_out{false};
+  void block() {
+    std::unique_lock<std::mutex> l(m);
+    waiting++;
+    if (!cv.wait_for(l, std::chrono::seconds(60), [this] { return open; })) timed_out = true;
+    waiting--;
+  }
+  void release() {
+    {
+      std::lock_guard<std::mutex> l(m);
+      open = true;
+    }
+    cv.notify_all();
+  }
+  // Until something blocks on the latch (bounded).
+  bool await_blocked() {
+    for (int i = 0; i < 60000 && waiting.load() == 0; i++)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return waiting.load() > 0;
+  }
+};
+
+Latch *hook_latch;
+std::atomic<int> hook_where{0};
+
+void latch_hook(int where) {
+  if (where == hook_where.load() && hook_latch) hook_latch->block();
+}
+
+// Installs the hook for one test, blocking the build thread at `where`.
+struct HookGuard {
+  explicit HookGuard(Latch *latch, int where) {
+    hook_latch = latch;
+    hook_where = where;
+    sg__exec_rebuild_set_hook(latch_hook);
+  }
+  ~HookGuard() {
+    sg__exec_rebuild_set_hook(nullptr);
+    hook_where = 0;
+  }
+};
+
+// The build held on its thread for about 300 ms: launches (each waited for)
+// go on meanwhile, every one quick, and the query says not ready all along.
+// A launch that waited for the build (its lock, its work) could not return
+// before the latch opens.
+TEST(ExecRebuild, LaunchesNeverWaitForTheBuild) {
+  const uint32_t seed = fresh_seed();
+  std::printf("seed %u\n", seed);
+  Versions vs;
+  SG_ASSERT_OK(vs.add(seed, 6));
+  SG_ASSERT_OK(vs.add(seed + 1, 40));
+  for (sg_exec_mode mode : {SG_MODE_STREAMS, SG_MODE_GRAPH}) {
+    {
+      std::lock_guard<std::mutex> l(vs.log.m);
+      vs.log.entries.clear();
+    }
+    Latch latch;
+    HookGuard hook(&latch, SG__REBUILD_HOOK_BUILD);
+    sg_exec_options o = sgtest::host_options(2);
+    o.mode = mode;
+    sgtest::Exec e;
+    SG_ASSERT_OK(sg_exec_create(vs.graph(0), &o, &e.e));
+    SG_ASSERT_OK(sg_exec_update_async(e, vs.graph(1)));
+    ASSERT_TRUE(latch.await_blocked());
+    const auto t0 = std::chrono::steady_clock::now();
+    double longest_ms = 0;
+    uint64_t launched = 0;
+    while (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(300)) {
+      const auto a = std::chrono::steady_clock::now();
+      SG_ASSERT_OK(sg_exec_launch(e, nullptr));
+      launched++;
+      SG_ASSERT_OK(sg_exec_wait_launch(e, launched));
+      longest_ms = std::max(
+          longest_ms,
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count());
+      ASSERT_EQ(sg_exec_update_query(e, nullptr), SG_NOT_READY);
+    }
+    EXPECT_EQ(latch.waiting.load(), 1) << "the build went on while held";
+    std::printf("%s: %llu launches while the build was held; longest launch + wait %.3f ms\n",
+                mode == SG_MODE_GRAPH ? "graph" : "streams",
+                static_cast<unsigned long long>(launched), longest_ms);
+    EXPECT_GE(launched, 3u);
+    EXPECT_LT(longest_ms, 150.0);  // generous: the build was held for 300 ms
+    latch.release();
+    uint64_t first = 0;
+    SG_ASSERT_OK(sg_exec_update_wait(e, &first));
+    EXPECT_EQ(first, launched + 1);
+    SG_ASSERT_OK(sg_exec_launch(e, nullptr));
+    SG_ASSERT_OK(sg_exec_wait(e));
+    EXPECT_FALSE(latch.timed_out.load());
+    EXPECT_EQ(sgrebuild::check_log(vs.log, vs.v, {1, first}, launched + 1), "");
+  }
+}
+
+// A version whose one host node blocks on a latch, then logs `id`.
+struct Blocking {
+  Latch *latch = nullptr;
+  std::mutex *m = nullptr;
+  std::vector<int> *log = nullptr;
+  int id = 0;
+  static int run(void *p) {
+    auto *b = static_cast<Blocking *>(p);
+    if (b->latch) b->latch->block();
+    std::lock_guard<std::mutex> l(*b->m);
+    b->log->push_back(b->id);
+    return 0;
+  }
+};
+
+// The old version's launch in flight is held in a host node: the switch
+// (sg_exec_update_wait, or the launch that finds the build ended) and the
+// new version's launches return all the same, the waits say not ready, and
+// once released every old launch ran before every new one.
+TEST(ExecRebuild, TheSwitchNeverWaitsForTheOldVersionsLaunches) {
+  for (int at_launch = 0; at_launch < 2; at_launch++) {
+    for (sg_exec_mode mode : {SG_MODE_STREAMS, SG_MODE_GRAPH}) {
+      sgtest::LeakCheck leaks;
+      sgtest::Watchdog dog([] { std::fprintf(stderr, "switch test: hung\n"); }, 120);
+      Latch latch;
+      std::mutex m;
+      std::vector<int> log;
+      Blocking old_node{&latch, &m, &log, 0}, new_node{nullptr, &m, &log, 1};
+      sgtest::Graph g0, g1;
+      sg_host_desc h0 = {Blocking::run, &old_node, "old"};
+      sg_host_desc h1 = {Blocking::run, &new_node, "new"};
+      sg_node a{}, b{};
+      SG_ASSERT_OK(sg_graph_add_host(g0, &h0, nullptr, 0, &a));
+      SG_ASSERT_OK(sg_graph_add_host(g1, &h1, nullptr, 0, &b));
+      SG_ASSERT_OK(sg_graph_add_empty(g1, "after", &b, 1, nullptr));
+      sg_exec_options o = sgtest::host_options(1);
+      o.mode = mode;
+      sgtest::Exec e;
+      SG_ASSERT_OK(sg_exec_create(g0, &o, &e.e));
+      SG_ASSERT_OK(sg_exec_launch(e, nullptr));  // held in its host node
+      ASSERT_TRUE(latch.await_blocked());
+      SG_ASSERT_OK(sg_exec_update_async(e, g1));
+      uint64_t launched = 1, first = 0;
+      if (at_launch) {
+        sg_status q;
+        while ((q = sg_exec_update_query(e, &first)) == SG_NOT_READY) {
+          SG_ASSERT_OK(sg_exec_launch(e, nullptr));  // old launches queue behind the held one
+          launched++;
+          ASSERT_LT(launched, 100000u);
+          std::this_thread::sleep_for(std::chrono::microseconds(200));
+        }
+        SG_ASSERT_OK(q);
+        EXPECT_EQ(first, launched);
+      } else {
+        SG_ASSERT_OK(sg_exec_update_wait(e, &first));
+        EXPECT_EQ(first, 2u);
+      }
+      for (int i = 0; i < 3; i++) {
+        SG_ASSERT_OK(sg_exec_launch(e, nullptr));
+        launched++;
+      }
+      EXPECT_EQ(latch.waiting.load(), 1) << "the old launch was not held";
+      EXPECT_EQ(sg_exec_query(e), SG_NOT_READY);
+      EXPECT_EQ(sg_exec_query_launch(e, 1), SG_NOT_READY);
+      EXPECT_EQ(sg_exec_query_launch(e, launched), SG_NOT_READY);
+      {
+        std::lock_guard<std::mutex> l(m);
+        EXPECT_TRUE(log.empty()) << "a launch ran before the held one";
+      }
+      latch.release();
+      SG_ASSERT_OK(sg_exec_wait_launch(e, first - 1));
+      SG_ASSERT_OK(sg_exec_wait(e));
+      EXPECT_EQ(sg_exec_query(e), SG_OK);
+      dog.disarm();
+      EXPECT_FALSE(latch.timed_out.load());
+      std::lock_guard<std::mutex> l(m);
+      ASSERT_EQ(log.size(), launched);
+      for (uint64_t i = 0; i < launched; i++)
+        EXPECT_EQ(log[i], i + 1 < first ? 0 : 1) << "launch " << i + 1 << " (first " << first
+                                                 << ", " << (at_launch ? "at a launch" : "wait")
+                                                 << ")";
+    }
+  }
+}
+
+// Freeing the retired version held on the build thread: launches, waits
+// and queries of the new version go on; a synchronous update or the
+// destruction waits for it.
+TEST(ExecRebuild, RetirementNeverHoldsALaunch) {
+  const uint32_t seed = fresh_seed();
+  std::printf("seed %u\n", seed);
+  Versions vs;
+  SG_ASSERT_OK(vs.add(seed, 6));
+  SG_ASSERT_OK(vs.add(seed + 1, 20));
+  Latch latch;
+  HookGuard hook(&latch, SG__REBUILD_HOOK_RETIRE);
+  sg_exec_options o = sgtest::host_options(2);
+  sg_exec *e = nullptr;
+  SG_ASSERT_OK(sg_exec_create(vs.graph(0), &o, &e));
+  SG_ASSERT_OK(sg_exec_launch(e, nullptr));
+  SG_ASSERT_OK(sg_exec_update_async(e, vs.graph(1)));
+  uint64_t first = 0, launched = 1;
+  sg_status q;
+  while ((q = sg_exec_update_query(e, &first)) == SG_NOT_READY) {
+    SG_ASSERT_OK(sg_exec_launch(e, nullptr));
+    launched++;
+    SG_ASSERT_OK(sg_exec_wait_launch(e, launched));
+  }
+  SG_ASSERT_OK(q);
+  ASSERT_TRUE(latch.await_blocked());
+  for (int i = 0; i < 20; i++) {
+    SG_ASSERT_OK(sg_exec_launch(e, nullptr));
+    launched++;
+    SG_ASSERT_OK(sg_exec_wait_launch(e, launched));
+    SG_ASSERT_OK(sg_exec_query_launch(e, launched));
+  }
+  SG_ASSERT_OK(sg_exec_wait(e));
+  SG_ASSERT_OK(sg_exec_query(e));
+  EXPECT_EQ(latch.waiting.load(), 1);
+  latch.release();
+  SG_ASSERT_OK(sg_exec_destroy(e));
+  EXPECT_FALSE(latch.timed_out.load());
+  EXPECT_EQ(sgrebuild::check_log(vs.log, vs.v, {1, first}, launched), "");
 }
 
 }  // namespace
