@@ -27,7 +27,7 @@
 // every size. Each figure is the median of several samples
 // (each many launches, then one wait), after a warm-up, ours and the
 // baseline's samples interleaved. Prints a table; writes JSON to argv[1]
-// (default launch_bench.json; `--only rebuild_stall` runs that section
+// (default launch_bench.json; `--only rebuild_stall` or `--only pdl` runs that section
 // alone). Targets (H200): graph <= 1.05x, streams <=
 // 1.15x, update+relaunch <= 1.10x of the baseline.
 //
@@ -1270,6 +1270,24 @@ void write_stall_json(FILE *f, const std::vector<StallRow> &stalls) {
   }
 }
 
+// The pdl section's rows, one JSON object each.
+void write_pdl_json(FILE *f, const std::vector<PdlRow> &pdl) {
+  for (size_t i = 0; i < pdl.size(); i++) {
+    const PdlRow &p = pdl[i];
+    std::fprintf(f,
+                 "    {\"topology\": \"%s\", \"nodes\": %u, \"edges\": %zu, "
+                 "\"programmatic_edges\": %zu, \"graph_us_per_node\": %.4f, "
+                 "\"raw_graph_us_per_node\": %.4f, \"graph_ratio\": %.4f, "
+                 "\"raw_pdl_us_per_node\": %.4f, \"raw_nopdl_us_per_node\": %.4f, "
+                 "\"raw_pdl_ratio\": %.4f, "
+                 "\"streams_us_per_node\": %.4f, \"hand_loop_us_per_node\": %.4f, "
+                 "\"streams_ratio\": %.4f}%s\n",
+                 p.topology.c_str(), p.nodes, p.edges, p.programmatic_edges, p.graph_us,
+                 p.raw_graph_us, p.graph_ratio(), p.raw_pdl_us, p.raw_nopdl_us, p.raw_pdl_ratio(),
+                 p.streams_us, p.hand_loop_us, p.streams_ratio(), i + 1 < pdl.size() ? "," : "");
+  }
+}
+
 void write_json(const char *path, const std::vector<Row> &rows,
                 const std::vector<CreateRow> &creates, const std::vector<PdlRow> &pdl,
                 const std::vector<StallRow> &stalls, const Target *targets, int nt,
@@ -1334,20 +1352,7 @@ void write_json(const char *path, const std::vector<Row> &rows,
                  i + 1 < creates.size() ? "," : "");
   }
   std::fprintf(f, "  ],\n  \"pdl\": [\n");
-  for (size_t i = 0; i < pdl.size(); i++) {
-    const PdlRow &p = pdl[i];
-    std::fprintf(f,
-                 "    {\"topology\": \"%s\", \"nodes\": %u, \"edges\": %zu, "
-                 "\"programmatic_edges\": %zu, \"graph_us_per_node\": %.4f, "
-                 "\"raw_graph_us_per_node\": %.4f, \"graph_ratio\": %.4f, "
-                 "\"raw_pdl_us_per_node\": %.4f, \"raw_nopdl_us_per_node\": %.4f, "
-                 "\"raw_pdl_ratio\": %.4f, "
-                 "\"streams_us_per_node\": %.4f, \"hand_loop_us_per_node\": %.4f, "
-                 "\"streams_ratio\": %.4f}%s\n",
-                 p.topology.c_str(), p.nodes, p.edges, p.programmatic_edges, p.graph_us,
-                 p.raw_graph_us, p.graph_ratio(), p.raw_pdl_us, p.raw_nopdl_us, p.raw_pdl_ratio(),
-                 p.streams_us, p.hand_loop_us, p.streams_ratio(), i + 1 < pdl.size() ? "," : "");
-  }
+  write_pdl_json(f, pdl);
   std::fprintf(f, "  ],\n  \"rebuild_stall\": [\n");
   write_stall_json(f, stalls);
   std::fprintf(f, "  ]\n}\n");
@@ -1413,6 +1418,31 @@ void print_breakdown(const std::vector<Row> &rows, const Micro &mi) {
 
 }  // namespace
 
+// `--only pdl`: that section alone, its rows and targets in the JSON.
+int only_pdl(const char *json, const char *device, int driver, int runtime) {
+  double chain_worst = 0, dag_geomean = 0;
+  std::vector<PdlRow> pdl = pdl_rows(&chain_worst, &dag_geomean);
+  FILE *f = std::fopen(json, "w");
+  if (!f) {
+    std::fprintf(stderr, "launch_bench: cannot write %s\n", json);
+    return 1;
+  }
+  std::fprintf(f,
+               "{\n  \"benchmark\": \"launch_bench\",\n  \"section\": \"pdl\",\n  "
+               "\"device\": \"%s\",\n  \"driver\": %d,\n  \"runtime\": %d,\n  \"pdl\": [\n",
+               device, driver, runtime);
+  write_pdl_json(f, pdl);
+  std::fprintf(f,
+               "  ],\n  \"targets\": [{\"what\": \"pdl_chain_graph\", \"limit\": 0.8, "
+               "\"worst\": %.4f, \"met\": %s}, {\"what\": \"pdl_dag_graph_geomean\", "
+               "\"limit\": 0.9, \"worst\": %.4f, \"met\": %s}]\n}\n",
+               chain_worst, chain_worst <= 0.8 ? "true" : "false", dag_geomean,
+               dag_geomean <= 0.9 ? "true" : "false");
+  std::fclose(f);
+  std::printf("JSON: %s\n", json);
+  return 0;
+}
+
 // `--only rebuild_stall`: that section alone (seconds, not minutes), its
 // rows in the JSON.
 int only_stall(const char *json, const char *device, int driver, int runtime) {
@@ -1445,8 +1475,8 @@ int main(int argc, char **argv) {
     if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
     else json = argv[i];
   }
-  if (only && std::strcmp(only, "rebuild_stall")) {
-    std::fprintf(stderr, "launch_bench: --only knows rebuild_stall, not %s\n", only);
+  if (only && std::strcmp(only, "rebuild_stall") && std::strcmp(only, "pdl")) {
+    std::fprintf(stderr, "launch_bench: --only knows rebuild_stall and pdl, not %s\n", only);
     return 2;
   }
   if (sg_cuda_device_count() == 0) {
@@ -1460,6 +1490,7 @@ int main(int argc, char **argv) {
   CK(cudaRuntimeGetVersion(&runtime));
   std::printf("launch_bench on %s (driver %d, runtime %d); median of %d samples\n", prop.name,
               driver, runtime, kSamples);
+  if (only && !std::strcmp(only, "pdl")) return only_pdl(json, prop.name, driver, runtime);
   if (only) return only_stall(json, prop.name, driver, runtime);
   const std::string cpu = cpu_model();
   std::printf("host CPU: %s\n", cpu.c_str());
