@@ -79,11 +79,10 @@ static sg_status read_cond(sg__cuda_state *b, uint32_t id, cudaStream_t stream,
 
 /* A kernel's grid from the device: the words copied to the host in the
  * stream's order, then one synchronisation of the stream (its waits cover
- * the kernel's dependencies, the words' writer among them). Returns
- * SG__GRID_EMPTY when a dimension is 0. */
-#define SG__GRID_EMPTY ((sg_status)-1)
+ * the kernel's dependencies, the words' writer among them). *any: whether
+ * any block runs (no dimension is 0). */
 static sg_status read_grid(const sg__kernel *k, cudaStream_t stream, const char *where,
-                           sg_grid_ref *ref, sg_dim3 *grid, char *msg, size_t cap) {
+                           sg_grid_ref *ref, sg_dim3 *grid, int *any, char *msg, size_t cap) {
   if (k->grid_arg > k->arg_count || k->arg_sizes[k->grid_arg - 1] != sizeof(sg_grid_ref)) {
     snprintf(msg, cap, "%.600s: argument %u, its grid source, is no sg_grid_ref", where,
              k->grid_arg - 1);
