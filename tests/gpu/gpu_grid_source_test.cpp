@@ -162,6 +162,89 @@ TEST(GridSourceGpu, EveryModeMatchesTheHostBackend) {
   }
 }
 
+// sg_exec_set_kernel on a bound kernel (a smaller bound, a new salt) keeps
+// the binding in every mode: in place in graph mode, where the argument
+// block carries the words and the new bound.
+std::vector<std::vector<uint32_t>> run_with_update(Memory &m, uint32_t seed,
+                                                   const sg_exec_options &o) {
+  std::vector<std::vector<uint32_t>> out;
+  Built b;
+  b.state = m.state();
+  b.words = m.words();
+  b.in = m.in();
+  b.out = m.out();
+  b.out2 = m.out2();
+  b.salt = seed;
+  sg_cond c;
+  EXPECT_EQ(sg_graph_cond_create(b.g, 0, 0, &c), SG_OK) << sg_last_error();
+  sg_cond_ref cref = {0, nullptr};
+  void *pargs[3] = {&b.state, &b.words, &cref};
+  size_t psizes[3] = {sizeof b.state, sizeof b.words, sizeof cref};
+  sg_kernel_desc p = {};
+  p.func = gg_produce_kernel();
+  p.host_twin = gg_produce_twin;
+  p.grid = {1, 1, 1};
+  p.block = {32, 1, 1};
+  p.args = pargs;
+  p.arg_sizes = psizes;
+  p.arg_count = 3;
+  p.name = "produce";
+  sg_node prod;
+  EXPECT_EQ(sg_graph_add_kernel(b.g, &p, nullptr, 0, &prod), SG_OK) << sg_last_error();
+  EXPECT_EQ(sg_graph_kernel_bind_cond(b.g, prod, 2, c), SG_OK) << sg_last_error();
+  sg_grid_ref ph = {nullptr, 0, 0, 0, 0};
+  void *args[4] = {&b.in, &b.out, &b.salt, &ph};
+  size_t sizes[4] = {sizeof b.in, sizeof b.out, sizeof b.salt, sizeof ph};
+  sg_kernel_desc k = {};
+  k.func = gg_consume_kernel();
+  k.host_twin = gg_consume_twin;
+  k.grid = {GG_BOUND_X, GG_BOUND_Y, 2};
+  k.block = {GG_BLOCK, 1, 1};
+  k.args = args;
+  k.arg_sizes = sizes;
+  k.arg_count = 4;
+  k.name = "consume";
+  sg_node cons;
+  EXPECT_EQ(sg_graph_add_kernel(b.g, &k, &prod, 1, &cons), SG_OK) << sg_last_error();
+  EXPECT_EQ(sg_graph_kernel_bind_grid(b.g, cons, 3, b.words), SG_OK) << sg_last_error();
+  m.fill(seed);
+  sgtest::Exec e;
+  if (sg_exec_create(b.g, &o, &e.e) != SG_OK) {
+    ADD_FAILURE() << sg_last_error();
+    return out;
+  }
+  for (int i = 0; i < 6; i++) {
+    if (i == 3) {
+      k.grid = {GG_BOUND_X / 3, 2, 1};
+      b.salt = seed ^ 0x1234567u;
+      EXPECT_EQ(sg_exec_set_kernel(e, cons, &k), SG_OK) << sg_last_error();
+    }
+    EXPECT_EQ(sg_exec_launch(e, nullptr), SG_OK) << sg_last_error();
+    EXPECT_EQ(sg_exec_wait(e), SG_OK) << sg_last_error();
+    out.push_back(m.read());
+  }
+  return out;
+}
+
+TEST(GridSourceGpu, SetKernelKeepsTheBindingInEveryMode) {
+  SG_SKIP_WITHOUT_GPU();
+  const uint32_t seed = static_cast<uint32_t>(std::random_device{}());
+  std::printf("GridSourceGpu (updates) seed %u\n", seed);
+  Memory m;
+  const auto want = run_with_update(m, seed, sgtest::host_options());
+  ASSERT_EQ(want.size(), 6u);
+  const gputest::ModeCase modes[] = {{"graph_explicit", SG_MODE_GRAPH, SG_BUILD_EXPLICIT},
+                                     {"graph_capture", SG_MODE_GRAPH, SG_BUILD_CAPTURE},
+                                     {"streams", SG_MODE_STREAMS, SG_BUILD_EXPLICIT}};
+  for (const gputest::ModeCase &mc : modes) {
+    SCOPED_TRACE(mc.name);
+    const auto got = run_with_update(m, seed, gputest::cuda_options(mc));
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); i++)
+      ASSERT_TRUE(got[i] == want[i]) << "launch " << i << " differs from the host backend";
+  }
+}
+
 // Pageable words cannot be read by the GPU: refused when the executable is
 // made, naming the node.
 TEST(GridSourceGpu, PageableWordsAreRefused) {
