@@ -137,6 +137,37 @@ sg_status sg_graph_add_conditional(sg_graph *graph, const sg_cond_node_desc *des
 SG_API sg_status sg_graph_kernel_bind_cond(sg_graph *graph, sg_node kernel, unsigned arg_index,
                                            sg_cond cond);
 
+/* Geometry from the device: kernel node `kernel` (of `graph`, a top-level
+ * graph or a body) runs the grid that an earlier node wrote to `words`,
+ * three unsigned values (grid x, y, z) in memory the kernel's device reads
+ * (device or pinned memory; host-backend memory on the host backend). The
+ * kernel's declared grid is the bound: each dimension runs
+ * min(words[d], grid[d]) blocks, none when a word is 0. Argument
+ * `arg_index` has the type sg_grid_ref (streamgraph/grid_device.h, 24
+ * bytes) and tells the kernel its live grid; the kernel skips the blocks
+ * sg_grid_has_block refuses and uses sg_grid_live instead of gridDim.
+ * Order the node after the words' writer with a dependency.
+ *
+ * Each mode applies it in its own way with the same result (bitwise, for a
+ * kernel that follows the rule above):
+ *   - CUDA graph mode (both builds) launches the bound, and the blocks past
+ *     the live grid return at once: no host round trip, no rebuild.
+ *   - CUDA streams mode synchronises the node's stream once per launch of
+ *     the node (its waits cover its dependencies), reads the words and
+ *     launches the live grid; the host backend reads them when the node
+ *     runs. So a streams-mode launch with such a kernel returns only once
+ *     the kernel's grid is known.
+ * Refused: a node that is no kernel, an argument index past the kernel's
+ * arguments, an argument whose size is not sizeof(sg_grid_ref), NULL or
+ * misaligned words, words that run
+ * past the end of their sg_mem_alloc block; at sg_exec_create, words the
+ * backend cannot read (pageable memory on CUDA, CUDA memory on the host
+ * backend). sg_graph_set_kernel and sg_exec_set_kernel keep the binding
+ * (and refuse new arguments without an sg_grid_ref at its index). Binding
+ * again moves it. */
+SG_API sg_status sg_graph_kernel_bind_grid(sg_graph *graph, sg_node kernel, unsigned arg_index,
+                                           const unsigned *words);
+
 /* Sets `cond` from a host node's callback (on the thread running it), for
  * the launch that runs the callback. SG_ERR_INVALID_ARGUMENT when this
  * thread runs no host node of an executable that has the condition. */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/grid_source.h"
 #include "core/graph_internal.h"
 #include "core/handles.h"
 #include "core/snapshot.h"
@@ -301,6 +302,8 @@ sg_status sg_graph_set_kernel(sg_graph *graph, sg_node node, const sg_kernel_des
   if (!st) {
     sg__where where = {__func__, NULL, NULL, &graph->nodes[index], index};
     st = sg__node_from_kernel(desc, &where, &fresh);
+    if (!st && (st = sg__grid_keep(&fresh.u.kernel, &graph->nodes[index], index, __func__)))
+      sg__node_free(&fresh);
   }
   if (!st) replace_node(graph, index, &fresh);
   leave(graph);

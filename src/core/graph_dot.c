@@ -54,8 +54,13 @@ static void put_node(sg__text *t, const sg__node *node, uint32_t i, const char *
     put_size(t, node->u.copy.bytes);
   } else if (node->kind == SG__NODE_KERNEL) {
     const sg__kernel *k = &node->u.kernel;
-    sg__text_printf(t, "\\ngrid %ux%ux%u block %ux%ux%u", k->grid.x, k->grid.y, k->grid.z,
-                    k->block.x, k->block.y, k->block.z);
+    sg__text_printf(t, "\\ngrid %s%ux%ux%u block %ux%ux%u", k->grid_arg ? "<= " : "", k->grid.x,
+                    k->grid.y, k->grid.z, k->block.x, k->block.y, k->block.z);
+    /* A grid from the device: the words it reads, and the argument told. */
+    if (k->grid_arg)
+      sg__text_printf(t, "\\ngrid from device words %p (arg %u)", (const void *)k->grid_words,
+                      k->grid_arg - 1);
+    if (k->cond_arg) sg__text_printf(t, "\\nsets condition #%u", k->cond_id);
   } else if (node->kind == SG__NODE_MEMSET) {
     sg__text_printf(t, "\\n%zu x %u B", node->u.memset.count, node->u.memset.element_size);
   } else if (node->kind == SG__NODE_NCCL) {
@@ -65,8 +70,6 @@ static void put_node(sg__text *t, const sg__node *node, uint32_t i, const char *
   } else if (node->kind == SG__NODE_COND) {
     sg__text_printf(t, "\\n%s on condition #%u", sg__cond_kind_name(node->u.cond),
                     node->u.cond->cond_id);
-  } else if (node->kind == SG__NODE_KERNEL && node->u.kernel.cond_arg) {
-    sg__text_printf(t, "\\nsets condition #%u", node->u.kernel.cond_id);
   }
   if (node->device != SG_DEVICE_DEFAULT) sg__text_printf(t, "\\ndevice %d", node->device);
   sg__text_printf(t, "\"];\n");

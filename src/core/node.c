@@ -305,6 +305,8 @@ sg_status sg__node_from_kernel_reusing(const sg_kernel_desc *desc, const sg__whe
   k->host_twin = desc->host_twin;
   k->cond_arg = 0;
   k->cond_id = 0;
+  k->grid_arg = 0;
+  k->grid_words = NULL;
   k->programmatic = (desc->flags & SG_KERNEL_PROGRAMMATIC) != 0;
   k->owner = desc->func_kind == SG_KERNEL_CUDA_KERNEL && desc->func
                  ? sg__kernel_owner_retain_kernel(desc->func)
@@ -625,7 +627,8 @@ int sg__node_same_shape(const sg__node *a, const sg__node *b) {
   if (a->kind != b->kind || a->device != b->device) return 0;
   if (a->kind == SG__NODE_COND) return a->u.cond == b->u.cond; /* bodies: re-plan */
   if (a->kind == SG__NODE_KERNEL && (a->u.kernel.cond_arg != b->u.kernel.cond_arg ||
-                                     a->u.kernel.cond_id != b->u.kernel.cond_id))
+                                     a->u.kernel.cond_id != b->u.kernel.cond_id ||
+                                     a->u.kernel.grid_arg != b->u.kernel.grid_arg))
     return 0;
   /* A programmatic kernel's edges are of another type. */
   if (a->kind == SG__NODE_KERNEL) return a->u.kernel.programmatic == b->u.kernel.programmatic;

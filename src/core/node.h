@@ -58,6 +58,11 @@ typedef struct sg__kernel {
    * plus one, 0 when none; each executable puts its own sg_cond_ref there. */
   uint32_t cond_arg;
   uint32_t cond_id;           /* the condition's index in its top-level graph */
+  /* The argument that receives the grid source (sg_graph_kernel_bind_grid):
+   * its index plus one, 0 when none; the grid is then read from grid_words
+   * at each launch (core/grid_source.h). */
+  uint32_t grid_arg;
+  const unsigned *grid_words;
   /* SG_KERNEL_PROGRAMMATIC was set: the kernel may run as the dependent
    * of a programmatic edge (plan/programmatic.c). */
   unsigned char programmatic;

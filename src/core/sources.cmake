@@ -19,4 +19,5 @@ list(APPEND SG_C_SOURCES
   core/graph_name.c
   core/graph_dot.c
   core/snapshot.c
-  core/conditional.c)
+  core/conditional.c
+  core/grid_source.c)

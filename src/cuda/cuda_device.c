@@ -293,6 +293,10 @@ sg_status sg__cuda_check_node(sg__cuda_state *b, const sg__node *node, uint32_t 
       *op = SG__OP_COND;
       return sg__cuda_cond_check(b, node, index, b->dev.node_device[index], fn);
     case SG__NODE_KERNEL:
+      if (node->u.kernel.grid_arg) {
+        sg_status st = sg__cuda_grid_check(&node->u.kernel, where_of(fn, node, index, where));
+        if (st) return st;
+      }
       if (node->u.kernel.cond_arg) {
         sg_status st = sg__cuda_cond_check_kernel(b, &node->u.kernel,
                                                   where_of(fn, node, index, where));

@@ -482,6 +482,9 @@ sg_status sg__cuda_cond_check(const sg__cuda_state *b, const sg__node *node, uin
 /* Checks a kernel bound to a condition (`where` names it). */
 sg_status sg__cuda_cond_check_kernel(const sg__cuda_state *b, const sg__kernel *k,
                                      const char *where);
+/* Checks that the device can read the grid source of a kernel bound to one
+ * (sg_graph_kernel_bind_grid; `where` names it). */
+sg_status sg__cuda_grid_check(const sg__kernel *k, const char *where);
 /* Creates the handles of the conditions that conditional nodes read, on
  * `graph` (before any node that names them is added). */
 sg_status sg__cuda_cond_handles(sg__cuda_state *b, cudaGraph_t graph, const char *fn);

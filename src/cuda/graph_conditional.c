@@ -137,6 +137,10 @@ static sg_status check_body_node(const sg__cuda_state *b, const sg__node *n, uin
                         "%s asks for %zu bytes of dynamic shared memory; inside a conditional "
                         "body at most %d (the device's default limit)", where,
                         n->u.kernel.shared_bytes, b->max_shared_default);
+      if (n->u.kernel.grid_arg) {
+        sg_status st = sg__cuda_grid_check(&n->u.kernel, where);
+        if (st) return st;
+      }
       return n->u.kernel.cond_arg ? sg__cuda_cond_check_kernel(b, &n->u.kernel, where) : SG_OK;
     case SG__NODE_MEMSET:
       if (n->u.memset.dst_memory != SG_MEMORY_DEVICE && n->u.memset.dst_memory != SG_MEMORY_MANAGED)
@@ -208,6 +212,16 @@ sg_status sg__cuda_cond_handles(sg__cuda_state *b, cudaGraph_t graph, const char
   (void)fn;
   return SG_OK;
 #endif
+}
+
+sg_status sg__cuda_grid_check(const sg__kernel *k, const char *where) {
+  const sg_memory_kind kind = sg__memory_classify(k->grid_words);
+  if (kind == SG_MEMORY_DEVICE || kind == SG_MEMORY_MANAGED || kind == SG_MEMORY_HOST_PINNED)
+    return SG_OK;
+  return sg__fail(SG_ERR_INVALID_ARGUMENT,
+                  "%s reads its grid from %s at %p, which the GPU cannot read; keep the words "
+                  "in device or pinned memory (sg_mem_alloc)", where, sg__memory_kind_text(kind),
+                  (const void *)k->grid_words);
 }
 
 void sg__cuda_cond_kernel_params(const sg__cuda_state *b, const sg__kernel *k,

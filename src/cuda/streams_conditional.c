@@ -11,11 +11,16 @@
  * SWITCH node and once per WHILE iteration plus one. The chosen body is then
  * enqueued on the same stream, its nodes one after another in a topological
  * order of the body. So a launch of a graph with conditional nodes returns
- * only once its last conditional node has been decided. */
+ * only once its last conditional node has been decided.
+ *
+ * A kernel whose grid comes from the device (core/grid_source.h) goes the
+ * same way: its stream is synchronised once, after a copy of the grid's
+ * words, and the live grid is launched. */
 #include <stdio.h>
 #include <string.h>
 
 #include "core/conditional.h"
+#include "core/grid_source.h"
 #include "cuda/cuda_call.h"
 #include "cuda/cuda_exec.h"
 #include "streamgraph/cond_device.h"
@@ -72,6 +77,33 @@ static sg_status read_cond(sg__cuda_state *b, uint32_t id, cudaStream_t stream,
   return SG_OK;
 }
 
+/* A kernel's grid from the device: the words copied to the host in the
+ * stream's order, then one synchronisation of the stream (its waits cover
+ * the kernel's dependencies, the words' writer among them). *any: whether
+ * any block runs (no dimension is 0). */
+static sg_status read_grid(const sg__kernel *k, cudaStream_t stream, const char *where,
+                           sg_grid_ref *ref, sg_dim3 *grid, int *any, char *msg, size_t cap) {
+  if (k->grid_arg > k->arg_count || k->arg_sizes[k->grid_arg - 1] != sizeof(sg_grid_ref)) {
+    snprintf(msg, cap, "%.600s: argument %u, its grid source, is no sg_grid_ref", where,
+             k->grid_arg - 1);
+    return SG_ERR_INVALID_KERNEL_ARGS;
+  }
+  unsigned words[3] = {0, 0, 0};
+  const char *call = "cudaMemcpyAsync (reading the grid)";
+  cudaError_t err = SG_CUDA(cudaMemcpyAsync(words, k->grid_words, sizeof words,
+                                            cudaMemcpyDefault, stream));
+  if (err == cudaSuccess) {
+    call = "cudaStreamSynchronize (reading the grid)";
+    err = SG_CUDA(cudaStreamSynchronize(stream));
+  }
+  if (err != cudaSuccess) {
+    sg__cuda_format(msg, cap, err, call, where);
+    return SG_ERR_CUDA;
+  }
+  *any = sg__grid_resolve(k, words, ref, grid);
+  return SG_OK;
+}
+
 static sg_status enqueue_body(sg__cuda_state *b, const sg__cond_node *p, uint32_t k,
                               cudaStream_t stream, const char *where, char *msg, size_t cap) {
   const sg__snapshot *s = &p->bodies[k];
@@ -124,13 +156,23 @@ static sg_status enqueue_node(sg__cuda_state *b, const sg__node *n, cudaStream_t
       void *args[SG_MAX_KERNEL_ARGS];
       void **use = k->arg_ptrs;
       sg_cond_ref ref = {0, NULL};
+      sg_grid_ref grid_ref = {NULL, 0, 0, 0, 0};
+      sg_dim3 live = k->grid;
+      if (k->grid_arg) {
+        int any = 0;
+        sg_status st = read_grid(k, stream, where, &grid_ref, &live, &any, msg, cap);
+        if (st) return st;
+        if (!any) return SG_OK; /* no block to run */
+        sg__grid_args(k, args, &grid_ref);
+        use = args;
+      }
       if (k->cond_arg && k->cond_arg <= k->arg_count && k->cond_id < b->cond_count) {
-        memcpy(args, k->arg_ptrs, k->arg_count * sizeof *args);
+        if (use != args) memcpy(args, k->arg_ptrs, k->arg_count * sizeof *args);
         ref.word = &b->cond_words[k->cond_id];
         args[k->cond_arg - 1] = &ref;
         use = args;
       }
-      dim3 grid = {k->grid.x, k->grid.y, k->grid.z}, block = {k->block.x, k->block.y, k->block.z};
+      dim3 grid = {live.x, live.y, live.z}, block = {k->block.x, k->block.y, k->block.z};
       call = "cudaLaunchKernel";
       err = SG_CUDA(cudaLaunchKernel(k->func, grid, block, use, k->shared_bytes, stream));
       break;

@@ -90,7 +90,8 @@ static sg_status replay(sg__cuda_state *b, cudaStream_t caller, sg__cuda_trace_s
       char msg[SG_ERROR_MESSAGE_BYTES];
       const sg__node *node = &b->nodes[n];
       sg_status st = b->op[n] == SG__OP_COND ||
-                             (b->op[n] == SG__OP_KERNEL && node->u.kernel.cond_arg)
+                             (b->op[n] == SG__OP_KERNEL &&
+                              (node->u.kernel.cond_arg || node->u.kernel.grid_arg))
                          ? sg__cuda_cond_enqueue(b, n, node, stream, launch_fn, msg, sizeof msg)
                          : sg__cuda_enqueue(b, n, node, stream, launch_fn, msg, sizeof msg);
       if (b->op[n] == SG__OP_NCCL) *current = -1; /* NCCL switches devices per call */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/graph_internal.h"
+#include "core/grid_source.h"
 #include "core/handles.h"
 #include "core/node_memory.h"
 #include "core/nvtx.h"
@@ -45,7 +46,9 @@ static sg_status apply(sg_exec *exec, uint32_t index, sg__node *fresh, const cha
     fresh->u.kernel.cond_arg = old->u.kernel.cond_arg;
     fresh->u.kernel.cond_id = old->u.kernel.cond_id;
   }
-  sg_status st = sg__exec_temps_patch(exec->temps, index, fresh, fn);
+  sg_status st = fresh->kind == SG__NODE_KERNEL ? sg__grid_keep(&fresh->u.kernel, old, index, fn)
+                                                : SG_OK;
+  if (!st) st = sg__exec_temps_patch(exec->temps, index, fresh, fn);
   if (st || (st = sg__node_hold_memory(fresh, index, fn))) return st;
   if (sg__nvtx_active()) {
     char title[SG__LABEL_BYTES + 16], label[SG__LABEL_BYTES];

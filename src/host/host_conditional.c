@@ -81,13 +81,8 @@ static sg_status run_bound_kernel(const sg__host_conds *c, const sg__node *node,
                sg__node_label(node, index, label), a, k->cond_id);
     return SG_ERR_INVALID_KERNEL_ARGS;
   }
-  void *args[SG_MAX_KERNEL_ARGS];
-  memcpy(args, k->arg_ptrs, k->arg_count * sizeof *args);
   sg_cond_ref ref = {0, &c->words.words[k->cond_id]};
-  args[a] = &ref;
-  sg_kernel_launch launch = {k->grid, k->block, k->shared_bytes};
-  k->host_twin(&launch, args);
-  return SG_OK;
+  return sg__host_run_kernel(node, index, &ref, message, cap);
 }
 
 /* Runs body `b` of conditional node `node` once. */

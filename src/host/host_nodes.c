@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/grid_source.h"
 #include "core/memory_table.h"
 #include "exec/backend_rules.h"
 #include "host/host_conditional.h"
@@ -20,6 +21,13 @@ sg_status sg__host_check_node(const sg__node *node, uint32_t index, int on, int 
     case SG__NODE_KERNEL:
       if (!node->u.kernel.host_twin)
         return sg__fail(SG_ERR_NO_HOST_TWIN, "%s: kernel node %s has no host twin", fn,
+                        sg__node_label(node, index, label));
+      if (node->u.kernel.grid_arg &&
+          real_device_memory(sg__memory_classify(node->u.kernel.grid_words)))
+        return sg__fail(SG_ERR_INVALID_ARGUMENT,
+                        "%s: kernel node %s reads its grid from CUDA device memory, which the "
+                        "host backend cannot reach (allocate the words with "
+                        "sg_mem_alloc(SG_BACKEND_HOST, ...))", fn,
                         sg__node_label(node, index, label));
       return SG_OK;
     case SG__NODE_STREAM_FN:
@@ -57,6 +65,36 @@ sg_status sg__host_check_node(const sg__node *node, uint32_t index, int on, int 
   }
 }
 
+sg_status sg__host_run_kernel(const sg__node *node, uint32_t index, const void *cond,
+                              char *message, size_t cap) {
+  const sg__kernel *k = &node->u.kernel;
+  sg_kernel_launch launch = {k->grid, k->block, k->shared_bytes};
+  if (!cond && !k->grid_arg) {
+    k->host_twin(&launch, k->arg_ptrs);
+    return SG_OK;
+  }
+  void *args[SG_MAX_KERNEL_ARGS];
+  sg_grid_ref ref = {NULL, 0, 0, 0, 0};
+  sg__grid_args(k, args, &ref);
+  if (cond) args[k->cond_arg - 1] = (void *)cond;
+  if (k->grid_arg) {
+    char label[SG__LABEL_BYTES];
+    if (k->grid_arg > k->arg_count || k->arg_sizes[k->grid_arg - 1] != sizeof(sg_grid_ref)) {
+      sg__format(message, cap, "kernel node %s: argument %u, its grid source, is no sg_grid_ref",
+                 sg__node_label(node, index, label), k->grid_arg - 1);
+      return SG_ERR_INVALID_KERNEL_ARGS;
+    }
+    /* Read now: the node's dependencies, the words' writer among them, are
+     * done, and their writes are seen through the lock that ordered this
+     * node after them. */
+    const volatile unsigned *w = k->grid_words;
+    const unsigned words[3] = {w[0], w[1], w[2]};
+    if (!sg__grid_resolve(k, words, &ref, &launch.grid)) return SG_OK;
+  }
+  k->host_twin(&launch, args);
+  return SG_OK;
+}
+
 sg_status sg__host_run_node(const sg__node *node, uint32_t index, char *message, size_t cap) {
   char label[SG__LABEL_BYTES];
   int rc;
@@ -67,12 +105,8 @@ sg_status sg__host_run_node(const sg__node *node, uint32_t index, char *message,
     case SG__NODE_MEMSET:
       sg__memset_fill(&node->u.memset);
       return SG_OK;
-    case SG__NODE_KERNEL: {
-      const sg__kernel *k = &node->u.kernel;
-      sg_kernel_launch launch = {k->grid, k->block, k->shared_bytes};
-      k->host_twin(&launch, k->arg_ptrs);
-      return SG_OK;
-    }
+    case SG__NODE_KERNEL:
+      return sg__host_run_kernel(node, index, NULL, message, cap);
     case SG__NODE_HOST:
       rc = node->u.host.fn(node->u.host.user_data);
       break;

@@ -20,6 +20,12 @@ sg_status sg__host_check_node(const sg__node *node, uint32_t index, int on, int 
  * node into `message`. */
 sg_status sg__host_run_node(const sg__node *node, uint32_t index, char *message, size_t cap);
 
+/* Runs kernel node `node`'s host twin. `cond`, when not NULL, replaces
+ * its condition argument; a grid from the device (core/grid_source.h) is
+ * read now, and no block runs when a dimension of it is 0. */
+sg_status sg__host_run_kernel(const sg__node *node, uint32_t index, const void *cond,
+                              char *message, size_t cap);
+
 /* The arena of an executable's planned temporaries (host_arena.c). */
 sg_status sg__host_arena_alloc(int device, size_t bytes, const char *fn, void **arena);
 void sg__host_arena_free(int device, void *arena);

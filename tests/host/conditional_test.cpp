@@ -619,6 +619,53 @@ void expect_refused(sg_status st, sg_status want, const std::vector<std::string>
   for (const std::string &w : words) EXPECT_NE(msg.find(w), std::string::npos) << msg;
 }
 
+// Nodes inside bodies (at any depth) are not changed by sg_exec_set_*: the
+// refusal names the body and the conditional node, and says what to do;
+// editing the body graph and sg_exec_update then applies the change.
+TEST(Conditional, ExecSetOnABodyNodeIsRefusedWithTheWayOut) {
+  sgtest::LeakCheck leaks;
+  sgtest::Graph g;
+  sg_cond c;
+  SG_ASSERT_OK(sg_graph_cond_create(g, 1, SG_COND_ASSIGN_DEFAULT, &c));
+  sg_cond_node_desc outer = {SG_COND_IF, c, 1, "outer"}, inner = {SG_COND_IF, c, 2, "inner"};
+  sg_graph *ob, *ib[2];
+  LoopState st;
+  LoopState *ptr = &st;
+  sg_cond_ref ph = {0, nullptr};
+  void *args[2] = {&ptr, &ph};
+  size_t sizes[2] = {sizeof ptr, sizeof ph};
+  sg_kernel_desc k = {};
+  k.grid = k.block = {1, 1, 1};
+  k.args = args;
+  k.arg_sizes = sizes;
+  k.arg_count = 2;
+  k.host_twin = loop_twin;
+  sg_node deep, top;
+  k.name = "top";
+  SG_ASSERT_OK(sg_graph_add_kernel(g, &k, nullptr, 0, &top));
+  SG_ASSERT_OK(sg_graph_kernel_bind_cond(g, top, 1, c));
+  SG_ASSERT_OK(sg_graph_add_conditional(g, &outer, &top, 1, nullptr, &ob));
+  SG_ASSERT_OK(sg_graph_add_conditional(ob, &inner, nullptr, 0, nullptr, ib));
+  k.name = "deep";
+  SG_ASSERT_OK(sg_graph_add_kernel(ib[0], &k, nullptr, 0, &deep));
+  SG_ASSERT_OK(sg_graph_kernel_bind_cond(ib[0], deep, 1, c));
+  sg_exec_options o = sgtest::host_options();
+  sgtest::Exec e;
+  SG_ASSERT_OK(sg_exec_create(g, &o, &e.e));
+  expect_refused(sg_exec_set_kernel(e, deep, &k), SG_ERR_UNSUPPORTED,
+                 {"sg_exec_set_kernel", "body 0 of IF/ELSE node 'inner'", "sg_exec_update"});
+  // The way out: edit the body, update the executable.
+  LoopState other;
+  other.left = 3;
+  ptr = &other;
+  SG_ASSERT_OK(sg_graph_set_kernel(ib[0], deep, &k));
+  SG_ASSERT_OK(sg_exec_update(e, g));
+  st.left = 2;  // top runs on st (its value was captured before ptr changed)
+  SG_ASSERT_OK(sg_exec_launch(e, nullptr));
+  SG_ASSERT_OK(sg_exec_wait(e));
+  EXPECT_EQ(other.done, 1u) << "the edited body node did not run on its new argument";
+}
+
 TEST(ConditionalRefusals, Builder) {
   sgtest::LeakCheck leaks;
   sgtest::Graph g, other;
