@@ -190,11 +190,16 @@ typedef struct sg_registration_stats {
   size_t limit_bytes;
   size_t registered_bytes;   /* pinned in place now (whole pages) */
   size_t buffers;            /* entries */
-  uint64_t registrations;    /* cudaHostRegister calls that succeeded */
+  uint64_t registrations;    /* buffers registered (one made in the background in pieces
+                                counts once) */
   uint64_t unregistrations;
   uint64_t evictions;        /* of those, made to stay under the limit */
   uint64_t hits;             /* copies through an existing registration */
   uint64_t refusals;         /* buffers that could not be registered (overlap, limit, error) */
+  uint64_t pin_failures;     /* of the refusals, those the driver refused (cudaHostRegister
+                                failed): the buffer is staged until its node is set again */
+  uint64_t cancellations;    /* background registrations stopped part way because no node
+                                needed the buffer any more (re-pointed, or executable destroyed) */
 } sg_registration_stats;
 
 /* Statistics of the cache of `backend` (SG_BACKEND_CUDA or SG_BACKEND_HOST,
