@@ -63,7 +63,7 @@ void sg__route_geometry(size_t chunk_bytes, unsigned ring_depth, unsigned copy_t
 }
 
 size_t sg__route_reg_piece(size_t len) {
-  const size_t min_piece = (size_t)8 << 20, max_piece = (size_t)128 << 20;
+  const size_t min_piece = (size_t)4 << 20, max_piece = (size_t)128 << 20;
   if (len <= 2 * min_piece) return len;
   size_t piece = len / 8;
   if (piece < min_piece) piece = min_piece;

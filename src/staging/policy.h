@@ -94,9 +94,11 @@ sg__route_choice sg__route_choose(const sg__route_facts *facts);
  * runs at ~18-24 GB/s on the H200 host, so a 1 GiB buffer in one call held
  * the driver ~45-60 ms, and the launch that met it took 4-5x its steady
  * time). A copy through such a registration is one DMA per piece it
- * spans: pieces of an eighth of the buffer, at least 8 MiB and at most
- * 128 MiB, keep that cost below ~2% (a pinned DMA call costs ~3 us) and a
- * piece's pinning below half a steady launch of the buffer. */
+ * spans: pieces of an eighth of the buffer keep a piece's pinning near a
+ * third of a steady (registered) launch of the buffer, and the extra DMAs
+ * cheap (a pinned DMA call costs ~3 us: under 2% at 64 MiB); at least
+ * 4 MiB (one piece up to 8 MiB: pinning that takes ~0.4 ms), at most
+ * 128 MiB. */
 size_t sg__route_reg_piece(size_t len);
 
 /* A staged copy's geometry: the options' chunk size, ring depth and copy

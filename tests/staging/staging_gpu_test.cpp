@@ -422,7 +422,7 @@ INSTANTIATE_TEST_SUITE_P(Ways, StagingGpu, ::testing::ValuesIn(kWays),
 // rings: launches wait for rings the others' callbacks give back; nothing
 // deadlocks however the driver runs the callbacks.
 // AUTO's registration in the background, in pieces (sg__route_reg_piece:
-// 40-80 MiB buffers are pinned in 8-10 MiB pieces, one cudaHostRegister
+// 40-80 MiB buffers are pinned in 5-10 MiB pieces, one cudaHostRegister
 // each, and a copy through them is one DMA per piece it spans): every
 // launch is exact while the buffers are being pinned (staged meanwhile,
 // with the pinning under way) and after, under both protocols, with random
