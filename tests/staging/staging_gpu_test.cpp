@@ -466,6 +466,28 @@ TEST(StagingGpuBackground, RegisteredInPiecesIsExact) {
       const sg_exec_stats after = stats_of(e);
       EXPECT_EQ(after.registered_copies - before.registered_copies, 6u); // up and down
       EXPECT_EQ(after.staged_copies, before.staged_copies);
+      // A caller's capture of a launch goes through the pieces too (a
+      // memcpy node per piece), and its graph replays exactly.
+      cudaStream_t cs;
+      ASSERT_EQ(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking), cudaSuccess);
+      ASSERT_EQ(cudaStreamBeginCapture(cs, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+      sg_status captured = sg_exec_launch(e, cs);
+      cudaGraph_t graph = nullptr;
+      cudaError_t ended = cudaStreamEndCapture(cs, &graph);
+      SG_EXPECT_OK(captured);
+      EXPECT_EQ(ended, cudaSuccess);
+      if (captured == SG_OK && ended == cudaSuccess) {
+        cudaGraphExec_t ge = nullptr;
+        ASSERT_EQ(cudaGraphInstantiate(&ge, graph, 0), cudaSuccess);
+        for (int i = 0; i < 2; i++) {
+          ASSERT_EQ(cudaGraphLaunch(ge, cs), cudaSuccess);
+          launches++;
+        }
+        ASSERT_EQ(cudaStreamSynchronize(cs), cudaSuccess);
+        cudaGraphExecDestroy(ge);
+      }
+      if (graph) cudaGraphDestroy(graph);
+      cudaStreamDestroy(cs);
       EXPECT_EQ(c.checked.load(), launches);
       EXPECT_EQ(c.bad.load(), 0) << bytes << " bytes, " << (callbacks ? "callbacks" : "memops");
       std::printf("%s, %zu bytes: registered from launch %d\n",
