@@ -20,8 +20,11 @@
 //     the driver's path (the crossover), and whether AUTO took the faster
 //     path at every size.
 //  3. launches: a reused 64 MiB and 1 GiB buffer under AUTO (registered in
-//     the background once reused), every launch timed: no launch after the
-//     first may take more than 1.5x the steady state.
+//     the background, in pieces, from its first reuse), every launch timed:
+//     no launch after the first may take more than 1.5x the steady state
+//     (the staged launches before the switch count too). Prints the launch
+//     from which the copies went through the registration, and whether
+//     the driver refused it.
 //  4. CPU: process CPU time per staged copy, memops against callbacks.
 //  5. sweep: 64 MiB, 256 MiB, 1 GiB, both directions, under the memop
 //     protocol: chunk sizes, copy threads, store kinds, and the callback
@@ -398,10 +401,13 @@ struct LaunchRow {
   std::vector<double> ms;
   double steady, worst;
   int first_registered; // launch (1-based) whose copy went through the registration; 0: none
+  uint64_t pin_failures; // registrations the driver refused meanwhile (the copies then stage)
 };
 
 LaunchRow measure_launches(Buffers &b, size_t bytes, bool h2d, sg_pinned_pool *pool, bool *ok) {
-  LaunchRow r{std::string(h2d ? "H2D " : "D2H ") + size_name(bytes), {}, 0, 0, 0};
+  LaunchRow r{std::string(h2d ? "H2D " : "D2H ") + size_name(bytes), {}, 0, 0, 0, 0};
+  sg_registration_stats reg0{}, reg1{};
+  sg_registration_get_stats(SG_BACKEND_CUDA, &reg0);
   uint8_t *host = h2d ? b.page_in : b.page_out;
   load_device(b, bytes);
   Ends e = ends(b, h2d, host);
@@ -418,6 +424,8 @@ LaunchRow measure_launches(Buffers &b, size_t bytes, bool h2d, sg_pinned_pool *p
       registered = now;
     }
   }
+  sg_registration_get_stats(SG_BACKEND_CUDA, &reg1);
+  r.pin_failures = reg1.pin_failures - reg0.pin_failures;
   r.steady = median(std::vector<double>(r.ms.end() - 6, r.ms.end()));
   r.worst = *std::max_element(r.ms.begin() + 1, r.ms.end());
   if (h2d) *ok &= device_matches(b, bytes, r.name + " launches");
@@ -819,8 +827,9 @@ int main(int argc, char **argv) {
     std::printf("%-12s", l.name.c_str());
     for (double m : l.ms) std::printf(" %6.2f", m);
     std::printf("   steady %.2f, worst after the first %.2f (%.2fx; target <= 1.5x); registered "
-                "from launch %d\n",
-                l.steady, l.worst, l.worst / l.steady, l.first_registered);
+                "from launch %d%s\n",
+                l.steady, l.worst, l.worst / l.steady, l.first_registered,
+                l.pin_failures ? " (the driver refused the registration)" : "");
   }
 
   std::printf("\n4. CPU time per 64 MiB copy (process, all threads), ms\n%-12s %8s %8s %9s\n",
@@ -913,8 +922,10 @@ int main(int argc, char **argv) {
       for (size_t j = 0; j < l.ms.size(); j++)
         std::fprintf(f, "%s%.3f", j ? ", " : "", l.ms[j]);
       std::fprintf(f, "], \"steady_ms\": %.3f, \"worst_after_first_ms\": %.3f, "
-                   "\"first_registered_launch\": %d}%s\n",
-                   l.steady, l.worst, l.first_registered, i + 1 < launches.size() ? "," : "");
+                   "\"first_registered_launch\": %d, \"pin_failures\": %llu}%s\n",
+                   l.steady, l.worst, l.first_registered,
+                   static_cast<unsigned long long>(l.pin_failures),
+                   i + 1 < launches.size() ? "," : "");
     }
     std::fprintf(f, "  ],\n  \"cpu_ms_per_copy\": [\n");
     for (size_t i = 0; i < cpu.size(); i++)

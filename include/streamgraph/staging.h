@@ -61,7 +61,8 @@ typedef struct sg_pinned_pool sg_pinned_pool;
 typedef enum sg_staging_policy {
   SG_STAGING_AUTO = 0,   /* CUDA streams mode: copies of at least auto_min_bytes are staged,
                             and a buffer the same node copies in auto_register_after launches
-                            in a row is registered; smaller copies take the driver's path.
+                            in a row is registered in the background (no launch waits for
+                            it); smaller copies take the driver's path.
                             CUDA graph mode: staged (an existing registration is used). The
                             host backend (no DMA to overlap) copies directly. */
   SG_STAGING_STAGE,      /* always stage through the pool's pinned chunks (any size) */
@@ -90,7 +91,10 @@ typedef struct sg_staging_options {
                                  defaults, 1 MiB host->device and 256 KiB device->host
                                  (1 MiB both under the callback protocol) */
   unsigned auto_register_after; /* AUTO, streams mode: launches in a row with the same buffer
-                                   before it is registered; 0: 3 */
+                                   before it is registered; 0: 2 (the first reuse). The
+                                   registration runs in the background, in pieces: no launch
+                                   waits for it; copies stage until it is done and go through
+                                   it from the next launch (docs/staging.md, Registration) */
 } sg_staging_options;
 
 /* ---- pinned pools ------------------------------------------------------ */
@@ -190,11 +194,16 @@ typedef struct sg_registration_stats {
   size_t limit_bytes;
   size_t registered_bytes;   /* pinned in place now (whole pages) */
   size_t buffers;            /* entries */
-  uint64_t registrations;    /* cudaHostRegister calls that succeeded */
+  uint64_t registrations;    /* buffers registered (one made in the background in pieces
+                                counts once) */
   uint64_t unregistrations;
   uint64_t evictions;        /* of those, made to stay under the limit */
   uint64_t hits;             /* copies through an existing registration */
   uint64_t refusals;         /* buffers that could not be registered (overlap, limit, error) */
+  uint64_t pin_failures;     /* of the refusals, those the driver refused (cudaHostRegister
+                                failed): the buffer is staged until its node is set again */
+  uint64_t cancellations;    /* background registrations stopped part way because no node
+                                needed the buffer any more (re-pointed, or executable destroyed) */
 } sg_registration_stats;
 
 /* Statistics of the cache of `backend` (SG_BACKEND_CUDA or SG_BACKEND_HOST,

@@ -219,6 +219,30 @@ static void abandon(sg__stage_run *run, sg__stage_lane *l) {
    * allocated rather than freed under it. */
 }
 
+/* The copy through a registration made of pieces, one DMA per piece its
+ * host range spans (each DMA then lies in one cudaHostRegister'ed range;
+ * the driver may refuse a copy over a range it does not see pinned as
+ * one). */
+static cudaError_t copy_by_pieces(const sg__copy *c, sg__stage_dir dir,
+                                  const sg__reg_binding *binding, cudaStream_t stream) {
+  void *host, *device;
+  sg__staging_sides(c, dir, &host, &device);
+  uintptr_t base;
+  size_t piece;
+  sg__reg_binding_pieces(binding, &base, &piece);
+  cudaError_t err = cudaSuccess;
+  for (size_t at = 0; at < c->bytes && err == cudaSuccess;) {
+    /* host + at >= base: the registration covers the host range */
+    const size_t into = (size_t)((uintptr_t)host + at - base) % piece;
+    size_t n = piece - into;
+    if (n > c->bytes - at) n = c->bytes - at;
+    err = SG_CUDA(cudaMemcpyAsync((char *)c->dst + at, (const char *)c->src + at, n,
+                                  cudaMemcpyDefault, stream));
+    at += n;
+  }
+  return err;
+}
+
 /* A copy through a registered buffer, per launch: the fence recorded after
  * it (`fence`) keeps the registration from eviction until the copy is done.
  * A captured copy has no fence (an event recorded in a capture cannot be
@@ -226,7 +250,7 @@ static void abandon(sg__stage_run *run, sg__stage_lane *l) {
 static sg_status enqueue_registered(sg__cuda_state *b, uint32_t index, const sg__copy *c,
                                     cudaStream_t stream, const char *where, int fence) {
   sg__reg_binding *binding = b->staging->nodes[index].reg;
-  cudaError_t err = SG_CUDA(cudaMemcpyAsync(c->dst, c->src, c->bytes, cudaMemcpyDefault, stream));
+  cudaError_t err = copy_by_pieces(c, b->staging->nodes[index].dir, binding, stream);
   if (err != cudaSuccess) {
     cudaGetLastError();
     sg__reg_use_end(binding, NULL, where);
@@ -367,9 +391,8 @@ static sg_status enqueue(sg__cuda_state *b, uint32_t index, const sg__copy *c,
   }
 }
 
-sg_status sg__cuda_staged_copy_enqueue(sg__cuda_state *b, uint32_t index, const sg__copy *c,
-                                       cudaStream_t stream, const char *fn, char *msg,
-                                       size_t cap) {
+static sg_status copy_enqueue(sg__cuda_state *b, uint32_t index, const sg__copy *c,
+                              cudaStream_t stream, const char *fn, char *msg, size_t cap) {
   int direct = 0;
   sg_status st = enqueue(b, index, c, stream, fn, &direct);
   if (st) {
@@ -385,6 +408,16 @@ sg_status sg__cuda_staged_copy_enqueue(sg__cuda_state *b, uint32_t index, const 
   char where[SG__LABEL_BYTES + 64];
   sg__cuda_format(msg, cap, err, call, sg__cuda_where(b, fn, index, where));
   return SG_ERR_CUDA;
+}
+
+sg_status sg__cuda_staged_copy_enqueue(sg__cuda_state *b, uint32_t index, const sg__copy *c,
+                                       cudaStream_t stream, const char *fn, char *msg,
+                                       size_t cap) {
+  /* No piece of a background registration is pinned meanwhile. */
+  sg__staging_enqueue_begin(b->staging);
+  sg_status st = copy_enqueue(b, index, c, stream, fn, msg, cap);
+  sg__staging_enqueue_end(b->staging);
+  return st;
 }
 
 /* ---- graph mode ---------------------------------------------------------- */

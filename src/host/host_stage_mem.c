@@ -1,5 +1,10 @@
+#define _POSIX_C_SOURCE 200809L /* nanosleep */
 /* The host backend's memory for staging (stage_mem.h): the pool and the
  * registration cache run the same code as on CUDA, over plain memory. */
+#include <stdatomic.h>
+#include <stdint.h>
+#include <time.h>
+
 #include "core/error.h"
 #include "core/sys.h"
 #include "exec/staging_api.h"
@@ -19,9 +24,26 @@ static sg_status slab_alloc(int device, size_t bytes, const char *where, void **
 
 static void slab_free(void *ptr) { sg__free(ptr); }
 
+static atomic_uint_least64_t pin_ns_per_mib;
+
+void sg__host_pin_slow(uint64_t ns_per_mib) { atomic_store(&pin_ns_per_mib, ns_per_mib); }
+
 /* Nothing to pin: registration is bookkeeping only (the cache still runs
- * its LRU, limits and in-flight rules). */
-static sg_status pin(int device, void *ptr, size_t bytes, const char *where) { return SG_OK; }
+ * its LRU, limits and in-flight rules). It can fail, as cudaHostRegister
+ * can (a fault point), and take time (a test hook), so that the cache's
+ * handling of both runs on CI. */
+static sg_status pin(int device, void *ptr, size_t bytes, const char *where) {
+  if (sg__fault_point(SG_FAULT_SYSTEM, "pin"))
+    return sg__fail(SG_ERR_SYSTEM, "%s: the emulated registration of %zu bytes failed (injected "
+                    "fault)", where, bytes);
+  const uint64_t per_mib = atomic_load(&pin_ns_per_mib);
+  if (per_mib) {
+    const uint64_t ns = per_mib * (uint64_t)bytes / ((uint64_t)1 << 20);
+    struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+    while (nanosleep(&ts, &ts) != 0) {}
+  }
+  return SG_OK;
+}
 
 static void unpin(void *ptr) {}
 

@@ -4,6 +4,8 @@
 #ifndef SG_HOST_HOST_STAGE_MEM_H
 #define SG_HOST_HOST_STAGE_MEM_H
 
+#include <stdint.h>
+
 #include "staging/stage_mem.h"
 
 #ifdef __cplusplus
@@ -11,6 +13,11 @@ extern "C" {
 #endif
 
 extern const sg__stage_mem sg__host_stage_mem;
+
+/* Tests: each emulated registration (pin) takes `ns_per_mib` per MiB from
+ * now on, as cudaHostRegister takes ~40-55 ms per GiB on the H200 host
+ * (0: at once). */
+void sg__host_pin_slow(uint64_t ns_per_mib);
 
 #ifdef __cplusplus
 }

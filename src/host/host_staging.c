@@ -99,7 +99,12 @@ sg_status sg__host_staged_run(sg__staging *st, uint32_t index, const sg__node *n
       }
     }
   } else {
+    /* The route is this backend's enqueue (what follows is the emulated
+     * device's work): no piece of a background registration is pinned
+     * meanwhile, as on CUDA. */
+    sg__staging_enqueue_begin(st);
     s = sg__staging_route(st, index, c, label, &route);
+    sg__staging_enqueue_end(st);
     if (!s && route == SG__ROUTE_STAGE) {
       void *host, *device;
       sg__staging_sides(c, sn->dir, &host, &device);

@@ -22,6 +22,10 @@ int sg__staging_may_register(sg_staging_policy policy, size_t bytes, size_t auto
 sg__route_choice sg__route_choose(const sg__route_facts *f) {
   sg__route_choice c;
   c.otherwise = sg__staging_fallback(f->policy, f->dma, f->into_graph, f->bytes, f->auto_min_bytes);
+  if (f->reg_pending) { /* the registration under way is the one this copy waits for */
+    c.reg = SG__REG_SKIP;
+    return c;
+  }
   switch (f->policy) {
     case SG_STAGING_REGISTER:
       /* The caller asked for it: pinned on the launch (or creation) that
@@ -31,8 +35,9 @@ sg__route_choice sg__route_choose(const sg__route_facts *f) {
     case SG_STAGING_AUTO:
       /* A graph is built once: it cannot count launches, so it uses a
        * registration that exists. Per launch, a buffer copied
-       * register_after times in a row is pinned off the launch path; a
-       * small copy only looks for one someone else made. */
+       * register_after times in a row (2 by default: the first reuse) is
+       * pinned off the launch path, in pieces, while the launches stage;
+       * a small copy only looks for one someone else made. */
       c.reg = !f->into_graph && !f->no_register &&
                       sg__staging_may_register(f->policy, f->bytes, f->auto_min_bytes, f->streak,
                                                f->register_after)
@@ -55,4 +60,13 @@ void sg__route_geometry(size_t chunk_bytes, unsigned ring_depth, unsigned copy_t
   unsigned threads =
       copy_threads ? copy_threads : sg__stage_default_threads(to_device, bytes, cpus);
   sg__stage_geometry_make(bytes, chunk, ring_depth, threads, g);
+}
+
+size_t sg__route_reg_piece(size_t len) {
+  const size_t min_piece = (size_t)4 << 20, max_piece = (size_t)128 << 20;
+  if (len <= 2 * min_piece) return len;
+  size_t piece = len / 8;
+  if (piece < min_piece) piece = min_piece;
+  if (piece > max_piece) piece = max_piece;
+  return piece & ~(size_t)4095;
 }

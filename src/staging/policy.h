@@ -57,6 +57,9 @@ typedef struct sg__route_facts {
                               parameters, this one included */
   unsigned register_after; /* AUTO registers once the streak reaches this */
   int no_register;         /* a registration of these parameters was refused */
+  int reg_pending;         /* a registration of the buffer is being made in the background:
+                              no other is asked for; the copy takes `otherwise` until the
+                              first route decision after it is done */
 } sg__route_facts;
 
 /* What to do about a registration of the copy's host buffer, before the
@@ -65,8 +68,8 @@ typedef enum sg__reg_action {
   SG__REG_SKIP = 0,   /* none is looked for */
   SG__REG_EXISTING,   /* one that covers the buffer is used if it exists */
   SG__REG_NOW,        /* the buffer is registered on this thread (or an existing one used) */
-  SG__REG_BACKGROUND  /* the buffer is registered on a thread of its own; the copy is staged
-                         until it is done */
+  SG__REG_BACKGROUND  /* the buffer is registered on a thread of its own, in pieces (regcache.h);
+                         the copy takes `otherwise` (staged) until it is done */
 } sg__reg_action;
 
 /* The answer: first `reg`; a usable registration then carries the copy
@@ -82,6 +85,21 @@ typedef struct sg__route_choice {
 } sg__route_choice;
 
 sg__route_choice sg__route_choose(const sg__route_facts *facts);
+
+/* The piece size of a registration made in the background (AUTO): the
+ * buffer is pinned in pieces of this many bytes (a multiple of 4096; `len`
+ * itself, one piece, for a small buffer), one cudaHostRegister each, so
+ * that no single call holds the driver long: a launch's CUDA calls made
+ * while a piece is being pinned wait for that piece only (registering
+ * runs at ~18-24 GB/s on the H200 host, so a 1 GiB buffer in one call held
+ * the driver ~45-60 ms, and the launch that met it took 4-5x its steady
+ * time). A copy through such a registration is one DMA per piece it
+ * spans: pieces of an eighth of the buffer keep a piece's pinning near a
+ * third of a steady (registered) launch of the buffer, and the extra DMAs
+ * cheap (a pinned DMA call costs ~3 us: under 2% at 64 MiB); at least
+ * 4 MiB (one piece up to 8 MiB: pinning that takes ~0.4 ms), at most
+ * 128 MiB. */
+size_t sg__route_reg_piece(size_t len);
 
 /* A staged copy's geometry: the options' chunk size, ring depth and copy
  * threads (0: the default of tuning.h for the copy's size, direction and

@@ -1,3 +1,4 @@
+#define _POSIX_C_SOURCE 200809L /* nanosleep */
 /* The registration cache (regcache.h): one per backend's memory table
  * (stage_mem.h; CUDA, and the host backend's emulation), each an unsorted
  * array of entries under one lock. Caches hold few entries, so linear scans
@@ -9,10 +10,12 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/checked.h"
 #include "core/error.h"
 #include "core/sys.h"
+#include "staging/policy.h"
 #include "staging/stage_mem.h"
 #include "streamgraph/staging.h"
 
@@ -23,7 +26,8 @@ typedef enum entry_state {
   PENDING,        /* being registered (lock released; maybe by the background thread) */
   REGISTERED,
   UNREGISTERING,  /* being unregistered (lock released) */
-  EVICTED,        /* unregistered; kept while binders still point at it */
+  EVICTED,        /* unregistered (or its background registration cancelled); kept while
+                     binders still point at it */
   REFUSED         /* the driver refused it in the background; kept while binders point at it */
 } entry_state;
 
@@ -38,9 +42,15 @@ struct entry {
   unsigned holds;
   sg__reg_binding *bindings; /* list */
   uint64_t last_use;
+  /* The entry is pinned in pieces of `piece` bytes from `base` (`len`: one
+   * piece), one pin call each (sg__route_reg_piece); `done` bytes of it are
+   * pinned so far. A copy through it is one DMA per piece it spans. */
+  size_t piece, done;
   /* A registration in the background: its thread, joined once it is done
    * (before the entry can go), the device to pin for, and the message
-   * prefix of its failure. */
+   * prefix of its failure. `cancel`: nobody is bound any more; the thread
+   * stops after the piece under way and lets go of the pieces made. */
+  int cancel;
   int registrar_live;
   pthread_t registrar;
   int device;
@@ -77,6 +87,10 @@ struct cache {
   sg_registration_stats stats;
   direct_range direct[MAX_DIRECT];
   unsigned direct_count;
+  /* Copies being enqueued right now (sg__reg_enqueue_begin/end): a
+   * background registration pins its next piece only when none is, so
+   * that a launch's CUDA calls do not queue up behind cudaHostRegister. */
+  atomic_uint enqueueing;
 };
 
 /* One slot per memory table; a slot is taken by the first table to ask and
@@ -103,6 +117,12 @@ static cache *cache_of(const sg__stage_mem *mem, int make) {
 }
 
 static const sg__stage_mem *mem_of(const cache *c) { return atomic_load(&c->mem); }
+
+/* Unpins the first `done` bytes of `e`, piece by piece (lock released:
+ * unpinning may wait for the device). */
+static void unpin_pieces(const cache *c, const entry *e, size_t done) {
+  for (size_t at = 0; at < done; at += e->piece) mem_of(c)->unpin((void *)(e->base + at));
+}
 
 /* Fences: a NULL fence stands for "nothing to wait for" (stage_mem.h). */
 static int fence_busy(const cache *c, void *fence) {
@@ -198,7 +218,7 @@ static void unregister(cache *c, entry *e, int eviction) {
   e->state = UNREGISTERING;
   c->registered_bytes -= e->len;
   sg__mutex_unlock(&c->lock);
-  mem_of(c)->unpin((void *)e->base);
+  unpin_pieces(c, e, e->len);
   sg__mutex_lock(&c->lock);
   c->stats.unregistrations++;
   c->stats.evictions += eviction != 0;
@@ -245,13 +265,19 @@ typedef enum reg_mode {
   BACKGROUND = 2 /* register it on a thread of its own; the binding is PENDING until then */
 } reg_mode;
 
-/* Marks `e` registered or refused (lock held). */
-static void registered(cache *c, entry *e, sg_status st) {
+/* Marks `e` registered, refused or (background, nobody bound any more)
+ * cancelled (lock held). */
+static void registered(cache *c, entry *e, sg_status st, int cancelled) {
   c->pending_bytes -= e->len;
-  if (st) {
+  e->cancel = 0;
+  if (cancelled) {
+    c->stats.cancellations++;
+    e->state = EVICTED; /* its pieces are unpinned; whoever joined meanwhile binds again */
+  } else if (st) {
     /* The driver refused (memory it cannot pin, say): not an error of the
      * copy, which is staged instead. */
     c->stats.refusals++;
+    c->stats.pin_failures++;
     e->state = REFUSED;
   } else {
     e->state = REGISTERED;
@@ -261,18 +287,59 @@ static void registered(cache *c, entry *e, sg_status st) {
   sg__cond_broadcast(&c->settled);
 }
 
+/* How long a background registration waits for a moment when no copy is
+ * being enqueued before it pins its next piece anyway (so that it is not
+ * starved by launches back to back), and how often it looks. */
+#define QUIET_WAIT_NS 10000000u
+#define QUIET_POLL_NS 100000u
+
+/* Waits, up to QUIET_WAIT_NS, until no copy of the cache is being enqueued
+ * (lock held; released while it sleeps). */
+static void wait_quiet(cache *c, const entry *e) {
+  for (uint64_t waited = 0; atomic_load(&c->enqueueing) && !e->cancel && waited < QUIET_WAIT_NS;
+       waited += QUIET_POLL_NS) {
+    sg__mutex_unlock(&c->lock);
+    struct timespec ts = {0, QUIET_POLL_NS};
+    nanosleep(&ts, NULL);
+    sg__mutex_lock(&c->lock);
+  }
+}
+
+/* The background registration of `e`: piece by piece, each when no copy is
+ * being enqueued. A piece refused, or nobody bound any more (cancel), ends
+ * it: the pieces made are unpinned (none was ever used: a copy goes through
+ * the entry only once it is REGISTERED). */
 static void *registrar_main(void *arg) {
   entry *e = arg;
   cache *c = e->owner;
-  sg_status st = mem_of(c)->pin(e->device, (void *)e->base, e->len, e->where);
+  sg_status st = SG_OK;
   sg__mutex_lock(&c->lock);
-  registered(c, e, st);
+  while (e->done < e->len && !e->cancel) {
+    wait_quiet(c, e);
+    if (e->cancel) break;
+    const uintptr_t at = e->base + e->done;
+    const size_t n = e->len - e->done < e->piece ? e->len - e->done : e->piece;
+    sg__mutex_unlock(&c->lock);
+    st = mem_of(c)->pin(e->device, (void *)at, n, e->where);
+    sg__mutex_lock(&c->lock);
+    if (st) break;
+    e->done += n;
+  }
+  const int cancelled = !st && e->done < e->len;
+  if (e->done < e->len) {
+    const size_t done = e->done;
+    sg__mutex_unlock(&c->lock);
+    unpin_pieces(c, e, done);
+    sg__mutex_lock(&c->lock);
+    e->done = 0;
+  }
+  registered(c, e, st, cancelled);
   sg__mutex_unlock(&c->lock);
   return NULL;
 }
 
 static sg_status bind(const sg__stage_mem *mem, int device, const void *ptr, size_t bytes,
-                      reg_mode mode, const char *where, sg__reg_binding **out) {
+                      reg_mode mode, int pieces_ok, const char *where, sg__reg_binding **out) {
   *out = NULL;
   cache *c = cache_of(mem, 1);
   if (!c)
@@ -297,9 +364,12 @@ static sg_status bind(const sg__stage_mem *mem, int device, const void *ptr, siz
       entry *e = c->entries[i];
       if (e->base >= hi || e->base + e->len <= lo || e->state == EVICTED || e->state == REFUSED)
         continue;
+      /* A registration in pieces serves only binders that copy piece by
+       * piece (per launch); a graph's memcpy node is one DMA. */
       if ((e->state == REGISTERED || (e->state == PENDING && mode == BACKGROUND)) &&
-          e->base <= lo && hi <= e->base + e->len) {
+          e->base <= lo && hi <= e->base + e->len && (pieces_ok || e->piece == e->len)) {
         attach(c, e, b); /* a pending one: this binder stages until it is done */
+        e->cancel = 0;   /* and it is needed again, should its last binder be letting go */
         sg__mutex_unlock(&c->lock);
         *out = b;
         return SG_OK;
@@ -348,6 +418,7 @@ static sg_status bind(const sg__stage_mem *mem, int device, const void *ptr, siz
   e->len = len;
   e->state = PENDING;
   e->device = device;
+  e->piece = mode == BACKGROUND ? sg__route_reg_piece(len) : len;
   snprintf(e->where, sizeof e->where, "%s", where);
   attach(c, e, b);
   c->entries[c->count++] = e;
@@ -358,11 +429,13 @@ static sg_status bind(const sg__stage_mem *mem, int device, const void *ptr, siz
     *out = b;
     return SG_OK;
   }
-  /* NOW, or no thread to be had: on this thread. */
+  /* NOW, or no thread to be had: on this thread, in one piece. */
+  e->piece = len;
   sg__mutex_unlock(&c->lock);
   st = mem->pin(mode == BACKGROUND ? device : -1, (void *)lo, len, where);
   sg__mutex_lock(&c->lock);
-  registered(c, e, st);
+  if (!st) e->done = len;
+  registered(c, e, st, 0);
   if (st) {
     /* Refused: this binder lets go (background binders that joined the
      * pending entry meanwhile keep it, refused, until they do). */
@@ -383,12 +456,33 @@ refused:
 
 sg_status sg__reg_bind(const sg__stage_mem *mem, const void *ptr, size_t bytes, int may_register,
                        const char *where, sg__reg_binding **out) {
-  return bind(mem, -1, ptr, bytes, may_register ? NOW : EXISTING, where, out);
+  return bind(mem, -1, ptr, bytes, may_register ? NOW : EXISTING, 0, where, out);
+}
+
+sg_status sg__reg_bind_pieces(const sg__stage_mem *mem, const void *ptr, size_t bytes,
+                              int may_register, const char *where, sg__reg_binding **out) {
+  return bind(mem, -1, ptr, bytes, may_register ? NOW : EXISTING, 1, where, out);
 }
 
 sg_status sg__reg_bind_background(const sg__stage_mem *mem, int device, const void *ptr,
                                   size_t bytes, const char *where, sg__reg_binding **out) {
-  return bind(mem, device, ptr, bytes, BACKGROUND, where, out);
+  return bind(mem, device, ptr, bytes, BACKGROUND, 1, where, out);
+}
+
+void sg__reg_binding_pieces(const sg__reg_binding *b, uintptr_t *base, size_t *piece) {
+  /* base and piece never change once the entry is made */
+  *base = b->e->base;
+  *piece = b->e->piece;
+}
+
+void sg__reg_enqueue_begin(const sg__stage_mem *mem) {
+  cache *c = cache_of(mem, 1);
+  if (c) atomic_fetch_add(&c->enqueueing, 1);
+}
+
+void sg__reg_enqueue_end(const sg__stage_mem *mem) {
+  cache *c = cache_of(mem, 1);
+  if (c) atomic_fetch_sub(&c->enqueueing, 1);
 }
 
 int sg__reg_pending(sg__reg_binding *b) {
@@ -434,13 +528,22 @@ void sg__reg_unbind(sg__reg_binding *b) {
   cache *c = e->owner;
   if (b->fence) mem_of(c)->fence_wait(b->fence);
   sg__mutex_lock(&c->lock);
-  settle(c, e); /* a registration under way finishes first */
   for (sg__reg_binding **link = &e->bindings; *link; link = &(*link)->next) {
     if (*link != b) continue;
     *link = b->next;
     break;
   }
   if (b->held) e->holds--;
+  if (!e->bindings && e->state == PENDING) {
+    /* The last binder goes while the buffer is being registered: a
+     * background registration stops after the piece under way (one made on
+     * a binder's thread cannot be: that binder is still bound, so this is
+     * never it). Its end is waited for, so that the buffer is left as it
+     * was found before this returns. Someone may bind again meanwhile. */
+    e->cancel = e->registrar_live;
+    settle(c, e);
+  }
+  reap(e);
   if (!e->bindings) {
     if (e->state == REGISTERED) unregister(c, e, 0);
     else if (e->state == EVICTED || e->state == REFUSED) entry_remove(c, e);

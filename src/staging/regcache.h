@@ -20,6 +20,7 @@
 #define SG_STAGING_REGCACHE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "staging/stage_mem.h"
 #include "streamgraph/staging.h"
@@ -32,19 +33,40 @@ typedef struct sg__reg_binding sg__reg_binding;
  * one, or (when `may_register`) a new one, evicting idle entries to stay
  * under the limit. *out is NULL when the buffer cannot be registered now
  * (overlaps another entry, limit reached, the driver refused); the caller
- * then stages. Errors only when out of memory or no fence can be made. */
+ * then stages. Errors only when out of memory or no fence can be made.
+ * The registration is one piece: what a graph's memcpy node (one DMA)
+ * needs; a registration in pieces (below) does not serve it. */
 sg_status sg__reg_bind(const sg__stage_mem *mem, const void *ptr, size_t bytes, int may_register,
                        const char *where, sg__reg_binding **out);
-/* As sg__reg_bind with may_register, but a new registration is made by a
- * thread of its own, off the caller's path (cudaHostRegister of 64 MiB
- * takes milliseconds, and may wait for the device): the binding comes back
+/* As sg__reg_bind, for a binder that copies piece by piece (per launch,
+ * sg__reg_binding_pieces): it may also bind to a registration in pieces. */
+sg_status sg__reg_bind_pieces(const sg__stage_mem *mem, const void *ptr, size_t bytes,
+                              int may_register, const char *where, sg__reg_binding **out);
+/* As sg__reg_bind_pieces with may_register, but a new registration is made
+ * by a thread of its own, off the caller's path (cudaHostRegister of 1 GiB
+ * takes ~45-60 ms, and holds the driver meanwhile): the binding comes back
  * at once, pending (sg__reg_use_begin answers 0, sg__reg_pending 1), and
- * the caller stages until the registration is done. A refusal by the
- * driver then shows as sg__reg_refused. `device` is made current for the
- * registration. When no thread can be started, the registration is made
- * here, as sg__reg_bind does. */
+ * the caller stages until the registration is done. The thread pins the
+ * buffer in pieces (sg__route_reg_piece), each when no copy of the cache
+ * is being enqueued (sg__reg_enqueue_begin/end; it waits at most 10 ms for
+ * that), so that a launch waits for one piece at most. The entry is usable
+ * once every piece is pinned. A piece refused by the driver unpins the
+ * pieces made and shows as sg__reg_refused (the binder stages from then
+ * on; counted in pin_failures). The last binder letting go meanwhile stops
+ * it after the piece under way (counted in cancellations). `device` is made
+ * current for each pin. When no thread can be started, the registration is
+ * made here, in one piece, as sg__reg_bind does. */
 sg_status sg__reg_bind_background(const sg__stage_mem *mem, int device, const void *ptr,
                                   size_t bytes, const char *where, sg__reg_binding **out);
+/* The pieces of the binding's registration: piece k is [base + k * piece,
+ * base + (k + 1) * piece), the last one shorter. A copy through it makes
+ * one DMA per piece it spans. */
+void sg__reg_binding_pieces(const sg__reg_binding *b, uintptr_t *base, size_t *piece);
+/* Around the enqueue of a copy (any route) on a launching thread: a
+ * background registration of the cache of `mem` pins no piece meanwhile
+ * (up to its wait limit). Cheap: an atomic count. */
+void sg__reg_enqueue_begin(const sg__stage_mem *mem);
+void sg__reg_enqueue_end(const sg__stage_mem *mem);
 /* 1 while the binding's registration is being made in the background. */
 int sg__reg_pending(sg__reg_binding *binding);
 /* Returns once no registration of the cache of `mem` is under way
@@ -52,8 +74,10 @@ int sg__reg_pending(sg__reg_binding *binding);
 void sg__reg_wait_pending(const sg__stage_mem *mem);
 /* 1 when the driver refused the binding's registration (in the background). */
 int sg__reg_refused(sg__reg_binding *binding);
-/* Drops a binding: waits for a registration under way and for its fence,
- * then, for the last binder, unregisters the buffer. Not in a callback. */
+/* Drops a binding: waits for its fence, then, for the last binder,
+ * unregisters the buffer; a background registration under way is stopped
+ * after the piece being pinned, and its pieces unpinned, before this
+ * returns (the buffer is left as it was found). Not in a callback. */
 void sg__reg_unbind(sg__reg_binding *binding);
 /* A graph relies on the entry until the binding goes (a graph-mode
  * executable's, or a caller's capture of a launch): never evicted. Holding

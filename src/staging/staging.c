@@ -13,7 +13,7 @@
 #include "staging/tuning.h"
 
 #define DEFAULT_RING_DEPTH 4u
-#define DEFAULT_REGISTER_AFTER 3u
+#define DEFAULT_REGISTER_AFTER 2u
 #define MAX_RING_DEPTH 64u
 #define MAX_COPY_THREADS 64u
 
@@ -59,7 +59,7 @@ static size_t auto_min(const sg__staging *st, sg__stage_dir dir) {
 static sg__route_facts facts_of(const sg__staging *st, const sg__copy *c, sg__stage_dir dir,
                                 unsigned streak, int no_register) {
   sg__route_facts f = {st->policy, st->mem->dma, st->persistent, c->bytes, auto_min(st, dir),
-                       streak, st->register_after, no_register};
+                       streak, st->register_after, no_register, 0};
   return f;
 }
 
@@ -443,7 +443,7 @@ static sg_status direct_or_else(sg__staging *st, uint32_t index, const sg__copy 
   }
   if (!sn->reg) {
     sg__reg_binding *b = NULL;
-    sg_status s = sg__reg_bind(st->mem, host, c->bytes, 0, where, &b);
+    sg_status s = sg__reg_bind_pieces(st->mem, host, c->bytes, 0, where, &b);
     if (s) return s;
     sn->reg = b;
   }
@@ -471,13 +471,17 @@ sg_status sg__staging_route(sg__staging *st, uint32_t index, const sg__copy *c, 
   void *host, *device;
   sg__staging_sides(c, sn->dir, &host, &device);
   sg__route_facts facts = facts_of(st, c, sn->dir, sn->streak, sn->no_register);
-  *route = sg__route_choose(&facts).otherwise;
   if (sn->reg) {
+    /* The first decision after a registration is done takes it. */
     if (sg__reg_use_begin(sn->reg)) {
       *route = SG__ROUTE_REGISTERED;
       return SG_OK;
     }
-    if (sg__reg_pending(sn->reg)) return SG_OK; /* staged until it is registered */
+    facts.reg_pending = sg__reg_pending(sn->reg);
+    if (facts.reg_pending) { /* staged until it is registered: never waited for */
+      *route = sg__route_choose(&facts).otherwise;
+      return SG_OK;
+    }
     /* Evicted (count the launches again) or refused (stop asking). */
     if (sg__reg_refused(sn->reg)) sn->no_register = 1;
     sg__reg_unbind(sn->reg);
@@ -498,7 +502,8 @@ sg_status sg__staging_route(sg__staging *st, uint32_t index, const sg__copy *c, 
     sg__reg_binding *b = NULL;
     sg_status s = choice.reg == SG__REG_BACKGROUND
                       ? sg__reg_bind_background(st->mem, st->device, host, c->bytes, where, &b)
-                      : sg__reg_bind(st->mem, host, c->bytes, choice.reg == SG__REG_NOW, where, &b);
+                      : sg__reg_bind_pieces(st->mem, host, c->bytes, choice.reg == SG__REG_NOW,
+                                            where, &b);
     if (s) return s;
     if (b) {
       sn->reg = b;
@@ -512,6 +517,14 @@ sg_status sg__staging_route(sg__staging *st, uint32_t index, const sg__copy *c, 
   }
   if (*route == SG__ROUTE_DIRECT) return direct_or_else(st, index, c, host, where, route);
   return SG_OK;
+}
+
+void sg__staging_enqueue_begin(const sg__staging *st) {
+  if (st) sg__reg_enqueue_begin(st->mem);
+}
+
+void sg__staging_enqueue_end(const sg__staging *st) {
+  if (st) sg__reg_enqueue_end(st->mem);
 }
 
 void sg__staging_direct_end(sg__staging *st, uint32_t index, const sg__copy *c) {

@@ -149,7 +149,9 @@ void sg__staging_gc(sg__staging *st, uint32_t index, const sg__pstate *keep,
 /* Per-launch regime: chooses the route of candidate `index`, whose
  * parameters are `c`, for this launch, on the caller's thread. On
  * SG__ROUTE_REGISTERED the use is begun (end it with sg__reg_use_end on
- * nodes[index].reg once enqueued). DIRECT for NONE, and for AUTO below
+ * nodes[index].reg once enqueued); with DMA the copy is one DMA per piece
+ * of the registration it spans (sg__reg_binding_pieces). A registration
+ * in the background is never waited for: the copy stages meanwhile. DIRECT for NONE, and for AUTO below
  * auto_min_bytes without a registration; with DMA only when no
  * registration touches the host range (else REGISTERED through one that
  * covers it, or STAGE), and then guarded: call sg__staging_direct_end once
@@ -161,6 +163,12 @@ sg_status sg__staging_route(sg__staging *st, uint32_t index, const sg__copy *c, 
 /* Ends the guard of a DIRECT route of node `index`, parameters `c`
  * (nothing if none). */
 void sg__staging_direct_end(sg__staging *st, uint32_t index, const sg__copy *c);
+/* Per launch, around everything a backend does for one copy node (the
+ * route, the enqueue, sg__staging_direct_end), failed or not: a
+ * background registration pins no piece meanwhile (regcache.h), so that
+ * the launch's CUDA calls do not wait behind it. */
+void sg__staging_enqueue_begin(const sg__staging *st);
+void sg__staging_enqueue_end(const sg__staging *st);
 /* The pageable and device sides of copy `c` in direction `dir`. */
 void sg__staging_sides(const sg__copy *c, sg__stage_dir dir, void **host, void **device);
 /* The ring of a staged copy of `bytes` in direction `dir`: the options, and

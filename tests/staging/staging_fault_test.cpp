@@ -81,8 +81,17 @@ void run_all_faults(unsigned kinds, sg_exec_mode mode, sg_staging_policy policy)
     sg_fault_arm(kinds, nth);
     sg_status st = scenario(mode, policy, &src, &dst, &dst2);
     int fired = sg_fault_fired();
+    // A registration the (emulated) driver refuses is no error: the copy
+    // is staged instead, and exactly.
+    const bool refused = fired && std::strstr(sg_fault_site(), "host_stage_mem.c") != nullptr;
     sg_fault_arm(0, 0);
     ASSERT_EQ(sg_live_allocations(), start) << "leak with fault " << nth;
+    if (refused && st == SG_OK) {
+      EXPECT_EQ(dst, src) << "fault " << nth;
+      EXPECT_EQ(std::memcmp(dst2.data(), src.data(), src.size() - 100), 0) << "fault " << nth;
+      failures++;
+      continue;
+    }
     if (!fired) {
       ASSERT_EQ(st, SG_OK) << sg_last_error();
       EXPECT_EQ(dst, src);
