@@ -37,7 +37,8 @@
 // drift in the machine's state hits the cases alike. GB/s; ratios; targets
 // printed beside the figures; JSON with all of it.
 //
-// Usage: staging_bench [out.json] [--reps N] [--quick]
+// Usage: staging_bench [out.json] [--reps N] [--quick] [--sections DIGITS]
+// (--sections 13 measures sections 1 and 3 only; the others print empty)
 // Exit status 1 if a copy came out wrong. About 2-3 minutes on the H200
 // host (each section prints its time).
 #include <cuda_runtime.h>
@@ -587,11 +588,14 @@ int main(int argc, char **argv) {
   const char *json_path = "staging_bench.json";
   int reps = 5;
   bool quick = false;
+  std::string sections = "123456";  // --sections 13: sections 1 and 3 only
   for (int i = 1; i < argc; i++) {
     if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
     else if (!std::strcmp(argv[i], "--quick")) quick = true;
+    else if (!std::strcmp(argv[i], "--sections") && i + 1 < argc) sections = argv[++i];
     else json_path = argv[i];
   }
+  auto runs = [&](char section) { return sections.find(section) != std::string::npos; };
   if (sg_cuda_device_count() == 0) {
     std::printf("staging_bench: no CUDA device; nothing measured\n");
     return 0;
@@ -657,6 +661,7 @@ int main(int argc, char **argv) {
   std::vector<Reuse> reuse;
   for (size_t bytes : {64 * MiB, big})
     for (bool h2d : {true, false}) {
+      if (!runs('1')) break;
       const int rounds = bytes >= 512 * MiB ? std::max(3, reps - 2) : reps * 2;
       for (bool cold : {false, true})
         rows.push_back(measure_row(b, bytes, h2d, cold, rounds, pool, &ok));
@@ -668,7 +673,7 @@ int main(int argc, char **argv) {
   ts = now_s();
   std::vector<SizeRow> sizes;
   for (bool h2d : {true, false})
-    for (size_t bytes = 4 * KiB; bytes <= big; bytes *= 4)
+    for (size_t bytes = 4 * KiB; bytes <= big && runs('2'); bytes *= 4)
       sizes.push_back(measure_size(b, bytes, h2d, pool, &ok));
   const double sizes_s = now_s() - ts;
 
@@ -676,12 +681,14 @@ int main(int argc, char **argv) {
   ts = now_s();
   std::vector<LaunchRow> launches;
   for (size_t bytes : {64 * MiB, big})
-    for (bool h2d : {true, false}) launches.push_back(measure_launches(b, bytes, h2d, pool, &ok));
+    for (bool h2d : {true, false})
+      if (runs('3')) launches.push_back(measure_launches(b, bytes, h2d, pool, &ok));
   const double launches_s = now_s() - ts;
 
   // 4. CPU
   std::vector<CpuRow> cpu;
-  for (bool h2d : {true, false}) cpu.push_back(measure_cpu(b, 64 * MiB, h2d, pool));
+  for (bool h2d : {true, false})
+    if (runs('4')) cpu.push_back(measure_cpu(b, 64 * MiB, h2d, pool));
 
   // 5. sweep: pools forcing each store kind, whatever the environment says
   ts = now_s();
@@ -698,7 +705,7 @@ int main(int argc, char **argv) {
   std::vector<Sweep> sweep;
   std::vector<size_t> sweep_sizes = {64 * MiB, big};
   if (big > 256 * MiB) sweep_sizes.insert(sweep_sizes.begin() + 1, 256 * MiB);
-  run_sweep(b, sweep_sizes, nt_pool, plain_pool, &sweep, &ok);
+  if (runs('5')) run_sweep(b, sweep_sizes, nt_pool, plain_pool, &sweep, &ok);
   SGK(sg_pinned_pool_destroy(plain_pool));
   SGK(sg_pinned_pool_destroy(nt_pool));
   const double sweep_s = now_s() - ts;
@@ -706,13 +713,16 @@ int main(int argc, char **argv) {
   // 6. host-copy ceiling: into a pinned buffer of its own, while the busy
   // link reads or writes b.pinned.
   ts = now_s();
-  uint8_t *slot = nullptr;
-  CK(cudaHostAlloc(reinterpret_cast<void **>(&slot), big, cudaHostAllocPortable));
-  std::memset(slot, 0, big);
-  const ceiling::Ceiling host_ceiling = ceiling::measure(
-      {64 * MiB, big}, b.page_out, slot, b.pinned, b.dev, 256 * MiB, 3,
-      [](const void *p, size_t n) { flush_cache(p, n); }, now_s);
-  CK(cudaFreeHost(slot));
+  ceiling::Ceiling host_ceiling;
+  if (runs('6')) {
+    uint8_t *slot = nullptr;
+    CK(cudaHostAlloc(reinterpret_cast<void **>(&slot), big, cudaHostAllocPortable));
+    std::memset(slot, 0, big);
+    host_ceiling = ceiling::measure(
+        {64 * MiB, big}, b.page_out, slot, b.pinned, b.dev, 256 * MiB, 3,
+        [](const void *p, size_t n) { flush_cache(p, n); }, now_s);
+    CK(cudaFreeHost(slot));
+  }
   const double ceiling_s = now_s() - ts;
 
   sg_pinned_pool_stats ps;
@@ -767,14 +777,16 @@ int main(int argc, char **argv) {
     direct_worst = std::min(direct_worst, s.direct / s.driver);
   }
   const int nsizes = static_cast<int>(sizes.size());
-  targets.push_back({"AUTO within 10% of its faster route at every size", 1.0,
-                     double(auto_right) / nsizes, auto_right == nsizes});
-  targets.push_back({"AUTO >= 0.95x the driver's own call at every size", 1.0,
-                     double(not_slower) / nsizes, not_slower == nsizes});
-  targets.push_back({"AUTO >= 0.95x faster of (driver, staged), worst size", 0.95, auto_worst,
-                     auto_worst >= 0.95});
-  targets.push_back({"direct route >= 0.95x the driver's own call, worst size", 0.95,
-                     direct_worst, direct_worst >= 0.95});
+  if (nsizes) {
+    targets.push_back({"AUTO within 10% of its faster route at every size", 1.0,
+                       double(auto_right) / nsizes, auto_right == nsizes});
+    targets.push_back({"AUTO >= 0.95x the driver's own call at every size", 1.0,
+                       double(not_slower) / nsizes, not_slower == nsizes});
+    targets.push_back({"AUTO >= 0.95x faster of (driver, staged), worst size", 0.95, auto_worst,
+                       auto_worst >= 0.95});
+    targets.push_back({"direct route >= 0.95x the driver's own call, worst size", 0.95,
+                       direct_worst, direct_worst >= 0.95});
+  }
   for (const LaunchRow &l : launches) {
     const double ratio = l.worst / l.steady;
     targets.push_back({l.name + " AUTO reused: no launch after the first > 1.5x steady", 1.5,
