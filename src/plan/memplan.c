@@ -269,6 +269,17 @@ int sg__mp_conflict(const sg__mp_temps *x, uint32_t a, uint32_t b) {
 
 static size_t align_up(size_t v, size_t a) { return (v + a - 1) & ~(a - 1); }
 
+/* The lowest set bit's index (bits != 0). */
+static unsigned ctz64(uint64_t bits) {
+#if defined(__GNUC__) || defined(__clang__)
+  return (unsigned)__builtin_ctzll((unsigned long long)bits);
+#else
+  unsigned i = 0;
+  while (!(bits & 1)) bits >>= 1, i++;
+  return i;
+#endif
+}
+
 /* ---- greedy by size ------------------------------------------------------- */
 
 /* qsort's comparators read the table through this (set right before each
@@ -368,6 +379,29 @@ static size_t greedy_pass(const sg__mp_temps *x, const uint32_t *v, const confli
   return top;
 }
 
+/* Squeaky wheel from order `seq`: each round the temporary that ends
+ * highest is placed earlier next time; the best packing seen is kept in
+ * offset and *peak. */
+static void squeaky(const sg__mp_temps *x, const uint32_t *v, const conflicts *c, uint32_t *seq,
+                    int best_fit, uint64_t rounds, uint32_t *placed, size_t *trial,
+                    size_t *offset, size_t *peak) {
+  uint32_t n = c->n;
+  for (uint64_t round = 0; round < rounds; round++) {
+    size_t top = greedy_pass(x, v, c, seq, best_fit, placed, trial);
+    if (top < *peak) {
+      *peak = top;
+      memcpy(offset, trial, (size_t)x->count * sizeof *offset);
+    }
+    uint32_t worst = 0;
+    for (uint32_t i = 1; i < n; i++)
+      if (trial[v[seq[i]]] + x->t[v[seq[i]]].size > trial[v[seq[worst]]] + x->t[v[seq[worst]]].size)
+        worst = i;
+    uint32_t to = worst / 2, moved = seq[worst];
+    memmove(seq + to + 1, seq + to, (size_t)(worst - to) * sizeof *seq);
+    seq[to] = moved;
+  }
+}
+
 /* Greedy packing under several orders (size; size times lifetime in issue
  * order; lifetime) and both fits, keeping the lowest peak: each pass is
  * cheap once the conflicts are known, and which order wins depends on the
@@ -410,20 +444,8 @@ static int pack_greedy(const sg__mp_temps *x, size_t *offset, size_t *peak) {
   /* As many rounds as fit a budget of pair checks (each round is n^2/2). */
   uint64_t pairs = (uint64_t)n * n / 2 + 1;
   uint64_t rounds = SQUEAKY_WORK / pairs < SQUEAKY_ROUNDS ? SQUEAKY_WORK / pairs : SQUEAKY_ROUNDS;
-  for (uint64_t round = 0; round < rounds && !failed && n > 1; round++) {
-    size_t top = greedy_pass(x, v, &c, seq, best_fit_of_best, placed, trial);
-    if (top < *peak) {
-      *peak = top;
-      memcpy(offset, trial, (size_t)x->count * sizeof *offset);
-    }
-    uint32_t worst = 0;
-    for (uint32_t i = 1; i < n; i++)
-      if (trial[v[seq[i]]] + x->t[v[seq[i]]].size > trial[v[seq[worst]]] + x->t[v[seq[worst]]].size)
-        worst = i;
-    uint32_t to = worst / 2, moved = seq[worst];
-    memmove(seq + to + 1, seq + to, (size_t)(worst - to) * sizeof *seq);
-    seq[to] = moved;
-  }
+  if (!failed && n > 1)
+    squeaky(x, v, &c, seq, best_fit_of_best, rounds, placed, trial, offset, peak);
   /* Then orders by size with random noise (a fixed sequence: the plan is
    * reproducible), while the budget lasts. */
   uint64_t lcg = 0x9e3779b97f4a7c15ull;
@@ -445,6 +467,51 @@ static int pack_greedy(const sg__mp_temps *x, size_t *offset, size_t *peak) {
       memcpy(offset, trial, (size_t)x->count * sizeof *offset);
     }
   }
+  /* Last, orders that weigh each temporary by what it may be live with:
+   * the total size of the temporaries it conflicts with (a large one beside
+   * much else is the hardest to fit late). They come after the passes
+   * above, so they only ever lower the peak those reach. */
+  double *weight = failed ? NULL : sg__calloc((size_t)n + 1, sizeof *weight);
+  failed = failed || !weight;
+  for (uint32_t i = 0; i < n && !failed; i++) {
+    const uint64_t *row = c.bits + (size_t)i * c.words;
+    for (size_t wd = 0; wd < c.words; wd++)
+      for (uint64_t bits = row[wd]; bits; bits &= bits - 1) {
+        uint32_t j = (uint32_t)(wd * 64 + (uint32_t)ctz64(bits));
+        weight[i] += (double)x->t[v[j]].size;
+      }
+  }
+  size_t weighed_peak = SIZE_MAX;
+  for (int order = 0; order < 3 && !failed && n > 1; order++) {
+    for (uint32_t i = 0; i < n; i++) {
+      double size = (double)x->t[v[i]].size, k;
+      if (order == 0) k = size * (weight[i] + size);
+      else if (order == 1) k = size * size * (weight[i] / 262144.0 + 1);
+      else k = size * 1048576.0 + weight[i] / 64; /* by size, the heavier first */
+      key[i] = k < 1.8e19 ? (uint64_t)k : UINT64_MAX;
+      seq[i] = i;
+    }
+    sort_key = key;
+    qsort(seq, n, sizeof *seq, by_key_desc);
+    for (int best_fit = 1; best_fit >= 0; best_fit--) {
+      size_t top = greedy_pass(x, v, &c, seq, best_fit, placed, trial);
+      if (top < *peak) {
+        *peak = top;
+        memcpy(offset, trial, (size_t)x->count * sizeof *offset);
+      }
+      if (top < weighed_peak) {
+        weighed_peak = top;
+        memcpy(best_seq, seq, (size_t)n * sizeof *seq);
+        best_fit_of_best = best_fit;
+      }
+    }
+  }
+  /* And the squeaky wheel again, from the best of these. */
+  if (!failed && n > 1) {
+    memcpy(seq, best_seq, (size_t)n * sizeof *seq);
+    squeaky(x, v, &c, seq, best_fit_of_best, rounds, placed, trial, offset, peak);
+  }
+  sg__free(weight);
   sg__free(best_seq);
   sg__free(v);
   sg__free(placed);
