@@ -8,9 +8,12 @@
  *    the lowest), in several orders (by size; size times lifetime;
  *    lifetime), then "squeaky wheel" rounds (the temporary ending highest
  *    moves earlier) and orders by size with random noise, within a budget
- *    of pair checks. Quadratic in the temporaries (a conflict bit matrix).
+ *    of pair checks; last, orders weighing each temporary by the total
+ *    size of those it conflicts with, and squeaky-wheel rounds from the
+ *    best of them. Quadratic in the temporaries (a conflict bit matrix).
  *  - a sweep in issue order over the arena's regions (pack_sweep below),
- *    near-linear.
+ *    near-linear: free regions wait in lists by size class, so a placement
+ *    looks at few of them.
  * Up to GREEDY_MAX temporaries both run and the smaller arena wins; above,
  * the sweep alone, so that planning 10,000 temporaries stays a small part
  * of creating the executable (bench/memplan_bench.c measures both). */
