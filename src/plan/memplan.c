@@ -509,7 +509,29 @@ static int pack_greedy(const sg__mp_temps *x, size_t *offset, size_t *peak) {
       }
     }
   }
-  /* And the squeaky wheel again, from the best of these. */
+  /* Then these orders with random noise, while a budget like the first
+   * restarts' lasts (1x to 2x on each key; the fixed sequence above goes
+   * on, so plans stay reproducible). */
+  for (uint64_t round = 0; round < restarts && !failed && n > 1; round++) {
+    for (uint32_t i = 0; i < n; i++) {
+      lcg = lcg * 6364136223846793005ull + 1442695040888963407ull;
+      double noise = 1.0 + (double)((lcg >> 33) % 1024) / 1024.0, size = (double)x->t[v[i]].size;
+      double k = round % 3 == 0   ? size * (weight[i] + size)
+                 : round % 3 == 1 ? size * size * (weight[i] / 262144.0 + 1)
+                                  : size * 1048576.0 + weight[i] / 64;
+      k *= noise;
+      key[i] = k < 1.8e19 ? (uint64_t)k : UINT64_MAX;
+      seq[i] = i;
+    }
+    sort_key = key;
+    qsort(seq, n, sizeof *seq, by_key_desc);
+    size_t top = greedy_pass(x, v, &c, seq, (int)(round >> 1 & 1), placed, trial);
+    if (top < *peak) {
+      *peak = top;
+      memcpy(offset, trial, (size_t)x->count * sizeof *offset);
+    }
+  }
+  /* And the squeaky wheel again, from the best of the weighted orders. */
   if (!failed && n > 1) {
     memcpy(seq, best_seq, (size_t)n * sizeof *seq);
     squeaky(x, v, &c, seq, best_fit_of_best, rounds, placed, trial, offset, peak);
