@@ -215,26 +215,23 @@ int sg__mp_temps_build(const sg__access_table *t, const sg__mp_clocks *c, sg__mp
     return -1;
   }
   memset(x->min_known, 0xff, cells * sizeof *x->min_known); /* NONE everywhere */
+  for (uint32_t k = 0; k < T; k++) x->t[k].first = NONE;
   for (uint32_t i = 0; i < t->count; i++) {
     uint32_t k = t->acc[i].temp, u = t->acc[i].node;
     if (k == SG__NO_TEMP || u >= c->n) continue;
     sg__mp_tinfo *ti = &x->t[k];
     uint32_t r = c->rank[u], ch = c->chain_of[u];
-    if (!ti->used) {
-      ti->used = 1;
-      ti->first = ti->last = r;
-    } else {
-      if (r < ti->first) ti->first = r;
-      if (r > ti->last) ti->last = r;
-    }
+    ti->used = 1;
+    ti->first = r < ti->first ? r : ti->first;
+    ti->last = r > ti->last ? r : ti->last;
     uint32_t *mk = x->min_known + (size_t)k * w;
     const uint32_t *row = c->known + (size_t)u * w;
     for (uint32_t j = 0; j < w; j++) mk[j] = row[j] < mk[j] ? row[j] : mk[j];
     if (ch == NONE) {
       ti->untracked = 1;
     } else {
-      uint32_t *slot = need + (size_t)k * w + ch;
-      if (c->pos[u] + 1 > *slot) *slot = c->pos[u] + 1;
+      uint32_t *slot = need + (size_t)k * w + ch, p = c->pos[u] + 1;
+      *slot = p > *slot ? p : *slot;
     }
   }
   uint32_t pairs = 0;
@@ -242,14 +239,15 @@ int sg__mp_temps_build(const sg__access_table *t, const sg__mp_clocks *c, sg__mp
     sg__mp_tinfo *ti = &x->t[k];
     ti->size = t->temps[k].bytes;
     ti->align = t->temps[k].alignment;
-    if (!ti->used) ti->first = NONE;
     ti->need_start = pairs;
     const uint32_t *row = need + (size_t)k * w;
-    for (uint32_t j = 0; j < w; j++)
-      if (row[j]) {
-        x->need_chain[pairs] = j;
-        x->need[pairs++] = row[j];
-      }
+    /* Written always, kept when non-zero (no branch to mispredict: the
+     * arrays have room for one more than the accesses). */
+    for (uint32_t j = 0; j < w; j++) {
+      x->need_chain[pairs] = j;
+      x->need[pairs] = row[j];
+      pairs += row[j] != 0;
+    }
     ti->need_count = pairs - ti->need_start;
   }
   sg__free(need);
