@@ -16,6 +16,9 @@
  *      rounding) must hold;
  *    - the packing the same graph gets as a CUDA graph built from its
  *      edges alone (happens-before = reachability: less reuse).
+ *    With CUDA (a GPU at run time): the same graphs' temporaries as CUDA
+ *    graph memory nodes, and the driver's pool's high-water marks after
+ *    one launch (memplan_graphmem.c), beside the arenas.
  * 2. sg_exec_create of 10,000 nodes with 30,000 declared accesses, with
  *    the written buffers the caller's (no memory planning) and with them
  *    planned temporaries: the time with planning over the time without,
@@ -34,6 +37,9 @@
 #include "plan/memplan.h"
 #include "plan/plan.h"
 #include "streamgraph/streamgraph.h"
+#ifdef SG_MEMPLAN_GRAPHMEM
+#include "memplan_graphmem.h"
+#endif
 
 #define CHECK(x)                                                                        \
   do {                                                                                  \
@@ -178,6 +184,9 @@ typedef struct row {
   unsigned temps, nodes, streams;
   size_t peak, bound, no_reuse, serial, graph_mode;
   double plan_ms;
+  int graphmem;              /* 1: measured on a GPU (memory nodes), 0: not */
+  size_t gm_used, gm_reserved;
+  double gm_instantiate_ms;
 } row;
 
 static sg_exec_options host(unsigned streams) {
@@ -252,6 +261,17 @@ static void measure(sg_graph *g, unsigned streams, const char *family, row *r) {
   CHECK(sg__memplan_build(&view, snap.succ_start, snap.succ, &snap.access, 1, &m));
   r->graph_mode = m.arena_bytes;
   sg__memplan_free(&m);
+#ifdef SG_MEMPLAN_GRAPHMEM
+  graphmem_result gm;
+  int gm_rc = graphmem_measure(s, snap.succ_start, snap.succ, &snap.access, &gm);
+  if (gm_rc < 0) exit(4);
+  if (gm_rc == 0) {
+    r->graphmem = 1;
+    r->gm_used = gm.used_high;
+    r->gm_reserved = gm.reserved_high;
+    r->gm_instantiate_ms = gm.instantiate_ms;
+  }
+#endif
   sg__snapshot_free(&snap);
   CHECK(sg_exec_destroy(e));
 }
@@ -351,6 +371,29 @@ int main(int argc, char **argv) {
       sg_graph_destroy(g);
     }
 
+  int any_graphmem = 0;
+  for (int i = 0; i < nrows; i++) any_graphmem |= rows[i].graphmem;
+  if (any_graphmem) {
+    printf("\nCUDA graph memory nodes (one allocation and one free node per temporary, the\n"
+           "graph's edges; the driver's pool after one launch) against the arenas:\n");
+    printf("%-14s %6s %4s %10s %10s %12s %12s %9s\n", "graph", "temps", "strm", "arena MiB",
+           "graph MiB", "nodes used", "nodes rsrvd", "inst ms");
+    for (int i = 0; i < nrows; i++)
+      if (rows[i].graphmem)
+        printf("%-14s %6u %4u %10.2f %10.2f %12.2f %12.2f %9.2f\n", rows[i].family, rows[i].temps,
+               rows[i].streams, rows[i].peak / 1048576.0, rows[i].graph_mode / 1048576.0,
+               rows[i].gm_used / 1048576.0, rows[i].gm_reserved / 1048576.0,
+               rows[i].gm_instantiate_ms);
+  } else {
+    printf("\nCUDA graph memory nodes: not measured (%s)\n",
+#ifdef SG_MEMPLAN_GRAPHMEM
+           "no GPU"
+#else
+           "built without CUDA"
+#endif
+    );
+  }
+
   /* Creation time. */
   const unsigned n = quick ? 2000 : 10000;
   sg_graph *plain, *planned;
@@ -414,9 +457,15 @@ int main(int argc, char **argv) {
     fprintf(json,
             "    {\"graph\": \"%s\", \"temps\": %u, \"nodes\": %u, \"streams\": %u, "
             "\"peak_bytes\": %zu, \"bound_bytes\": %zu, \"no_reuse_bytes\": %zu, "
-            "\"serial_live_bytes\": %zu, \"graph_mode_bytes\": %zu, \"plan_ms\": %.3f}%s\n",
+            "\"serial_live_bytes\": %zu, \"graph_mode_bytes\": %zu, \"plan_ms\": %.3f",
             r->family, r->temps, r->nodes, r->streams, r->peak, r->bound, r->no_reuse, r->serial,
-            r->graph_mode, r->plan_ms, i + 1 < nrows ? "," : "");
+            r->graph_mode, r->plan_ms);
+    if (r->graphmem)
+      fprintf(json,
+              ", \"graph_mem_nodes_used_high_bytes\": %zu, "
+              "\"graph_mem_nodes_reserved_high_bytes\": %zu, \"graph_mem_nodes_instantiate_ms\": %.3f",
+              r->gm_used, r->gm_reserved, r->gm_instantiate_ms);
+    fprintf(json, "}%s\n", i + 1 < nrows ? "," : "");
   }
   fprintf(json,
           "  ],\n  \"create\": {\"nodes\": %u, \"accesses\": %zu, \"temps\": %zu, "

@@ -25,6 +25,8 @@ extern "C" {
 
 typedef struct mlp_blas mlp_blas; /* a cuBLAS handle and its workspace */
 
+/* A GEMM whose `x` is NULL does nothing: the graph's placeholder, which
+ * every pipeline instance replaces with one on its own temporaries. */
 typedef struct mlp_gemm {
   mlp_blas *blas;  /* NULL on the host backend */
   const float *w;  /* [n x k] */

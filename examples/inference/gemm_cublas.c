@@ -50,6 +50,7 @@ void mlp_blas_unref(mlp_blas *b) {
 
 int mlp_gemm_cuda(void *stream, void *p) {
   const mlp_gemm *g = p;
+  if (!g->x) return 0; /* the graph's placeholder: every pipeline instance sets its own */
   if (g->m > INT_MAX || g->n > INT_MAX || g->k > INT_MAX) return (int)CUBLAS_STATUS_INVALID_VALUE;
   cublasStatus_t st = cublasSetStream(g->blas->handle, (cudaStream_t)stream);
   if (st == CUBLAS_STATUS_SUCCESS)

@@ -26,13 +26,6 @@ static void note(mlp_graph *m, const char *fmt, ...) {
   va_end(ap);
 }
 
-/* Layer l reads one activation buffer and writes the other. */
-static float *layer_in(const mlp_instance *in, unsigned l) { return l % 2 ? in->b : in->a; }
-static float *layer_out(const mlp_instance *in, unsigned l) { return l % 2 ? in->a : in->b; }
-static float *final_out(const mlp_graph *m, const mlp_instance *in) {
-  return layer_out(in, m->shape.layers - 1);
-}
-
 sg_status mlp_device_weights_upload(sg_backend backend, const mlp_shape *s,
                                     const mlp_weights *host, mlp_device_weights *out) {
   memset(out, 0, sizeof *out);
@@ -66,76 +59,37 @@ void mlp_device_weights_free(const mlp_shape *s, mlp_device_weights *w) {
   memset(w, 0, sizeof *w);
 }
 
-/* Frees what instance_make made and no node owns yet: buffers always,
- * GEMMs from index `first_unowned` on. */
-static void instance_free(mlp_instance *in, unsigned layers, unsigned first_unowned) {
-  for (unsigned l = first_unowned; l < layers; l++)
-    if (in->gemm[l]) mlp_gemm_release(in->gemm[l]);
-  sg_mem_free(in->x);
-  sg_mem_free(in->a);
-  sg_mem_free(in->b);
-  memset(in, 0, sizeof *in);
-}
-
-/* One instance's buffers, GEMMs and (CUDA) cuBLAS handle, warmed up. */
-static int instance_make(mlp_graph *m, mlp_instance *in) {
-  const mlp_shape *s = &m->shape;
-  memset(in, 0, sizeof *in);
-  size_t x_bytes = mul3(s->batch, s->in, sizeof(float));
-  size_t act_bytes = mul3(s->batch, mlp_widest(s), sizeof(float));
-  if (!x_bytes || !act_bytes) {
-    note(m, "batch x width overflows");
-    return -1;
-  }
-  void *x = NULL, *a = NULL, *b = NULL;
-  sg_status st = sg_mem_alloc(m->backend, SG_MEMORY_DEVICE, 0, x_bytes, &x);
-  if (!st) st = sg_mem_alloc(m->backend, SG_MEMORY_DEVICE, 0, act_bytes, &a);
-  if (!st) st = sg_mem_alloc(m->backend, SG_MEMORY_DEVICE, 0, act_bytes, &b);
-  in->x = x;
-  in->a = a;
-  in->b = b;
-  if (st) {
-    note(m, "activation buffers: %s", sg_last_error());
-    instance_free(in, s->layers, 0);
-    return -1;
-  }
-  for (unsigned l = 0; l < s->layers; l++) {
-    if (!(in->gemm[l] = calloc(1, sizeof *in->gemm[l]))) {
-      note(m, "out of memory");
-      instance_free(in, s->layers, 0);
-      return -1;
-    }
-    *in->gemm[l] = (mlp_gemm){NULL, m->weights->w[l], layer_in(in, l), layer_out(in, l),
-                              s->batch, mlp_dim(s, l + 1), mlp_dim(s, l)};
-  }
-  mlp_blas *blas = NULL;
-  if (m->backend == SG_BACKEND_CUDA) {
-    /* One reference per GEMM node of the instance. */
-    int rc = mlp_blas_create(m->workspace_bytes, s->layers, &blas);
-    if (rc) {
-      note(m, "cuBLAS handle and workspace: status %d", rc);
-      instance_free(in, s->layers, 0);
-      return -1;
-    }
-    for (unsigned l = 0; l < s->layers; l++) in->gemm[l]->blas = blas;
-  }
-  if (blas) {
-    for (unsigned l = 0; l < s->layers; l++) {
-      int rc = mlp_gemm_warm_up(in->gemm[l]);
-      if (rc) {
-        note(m, "warming up cuBLAS for layer %u: status %d", l, rc);
-        instance_free(in, s->layers, 0);
-        return -1;
-      }
-    }
-  }
-  return 0;
-}
-
 static sg_stream_fn_desc gemm_desc(const mlp_graph *m, mlp_gemm *g, const char *name) {
   sg_stream_fn_desc d = {m->backend == SG_BACKEND_CUDA ? mlp_gemm_cuda : NULL, g,
                          mlp_gemm_release, mlp_gemm_host, name};
   return d;
+}
+
+static sg_access on_temp(sg_temp t, sg_access_mode mode) {
+  sg_access a;
+  memset(&a, 0, sizeof a);
+  a.temp = t;
+  a.mode = mode;
+  return a;
+}
+
+/* A kernel node whose arguments 0 and 1 (output, input) are the
+ * temporaries `out` and `in` (the pointers in the call are replaced in
+ * every executable), with their accesses: in place when they are one. */
+static sg_status add_kernel(mlp_graph *m, sg_kernel_call *call, const char *name, sg_temp out,
+                            sg_temp in, sg_node *node) {
+  call->desc.name = name;
+  sg_status st = sg_graph_add_kernel(m->graph, &call->desc, NULL, 0, node);
+  if (!st) st = sg_graph_bind_temp(m->graph, *node, 0, out, 0);
+  if (!st) st = sg_graph_bind_temp(m->graph, *node, 1, in, 0);
+  sg_access acc[2] = {on_temp(out, SG_ACCESS_WRITE), on_temp(in, SG_ACCESS_READ)};
+  size_t count = 2;
+  if (out.opaque == in.opaque) {
+    acc[0].mode = SG_ACCESS_READ_WRITE;
+    count = 1;
+  }
+  if (!st) st = sg_graph_declare_access(m->graph, *node, acc, count);
+  return st;
 }
 
 static const char *const gemm_names[MLP_MAX_LAYERS] = {"gemm_0", "gemm_1", "gemm_2", "gemm_3",
@@ -157,52 +111,73 @@ sg_status mlp_graph_build(mlp_graph *m, sg_backend backend, const mlp_shape *s,
     note(m, "bad shape: layers must be 1..%d and every size > 0", MLP_MAX_LAYERS);
     return SG_ERR_INVALID_ARGUMENT;
   }
-  mlp_instance *t = &m->template_instance;
-  if (instance_make(m, t)) return SG_ERR_CALLBACK;
   sg_status st = sg_graph_create(&m->graph);
   if (st) {
-    instance_free(t, s->layers, 0);
+    note(m, "%s", sg_last_error());
     return st;
   }
-  unsigned owned = 0; /* GEMMs handed to nodes */
+  for (unsigned l = 0; l <= s->layers && !st; l++) {
+    size_t bytes = mul3(s->batch, mlp_dim(s, l), sizeof(float));
+    sg_temp_desc d = {bytes, 0, NULL};
+    if (!bytes) {
+      note(m, "batch x width overflows");
+      st = SG_ERR_INVALID_ARGUMENT;
+    } else if (!(st = sg_graph_add_temp(m->graph, &d, &m->act[l])) && l == 0) {
+      st = sg_graph_add_temp(m->graph, &d, &m->x); /* layer 0's input is the requests' width */
+    }
+  }
   sg_kernel_call call;
-  sg_copy_desc up = {t->x, requests, mul3(s->batch, s->in, sizeof(float)), SG_COPY_AUTO,
-                     "upload"};
-  st = sg_graph_add_copy(m->graph, &up, NULL, 0, &m->upload);
   if (!st) {
-    sg_kernels_layer_norm_f32(&call, t->a, t->x, weights->gamma, weights->beta, s->batch, s->in,
+    sg_copy_desc up = {NULL, requests, mul3(s->batch, s->in, sizeof(float)), SG_COPY_AUTO,
+                       "upload"};
+    st = sg_graph_add_copy_temp(m->graph, &up, m->x, 0, (sg_temp){0}, 0, NULL, 0, &m->upload);
+    sg_access w = on_temp(m->x, SG_ACCESS_WRITE);
+    if (!st) st = sg_graph_declare_access(m->graph, m->upload, &w, 1);
+  }
+  if (!st) {
+    /* Pointers to temporaries are placeholders here: the bound ones replace them. */
+    sg_kernels_layer_norm_f32(&call, NULL, NULL, weights->gamma, weights->beta, s->batch, s->in,
                               MLP_LN_EPS);
-    call.desc.name = "layer_norm";
-    st = sg_graph_add_kernel(m->graph, &call.desc, &m->upload, 1, &m->norm);
+    st = add_kernel(m, &call, "layer_norm", m->act[0], m->x, &m->norm);
   }
-  sg_node prev = m->norm;
   for (unsigned l = 0; l < s->layers && !st; l++) {
-    sg_stream_fn_desc g = gemm_desc(m, t->gemm[l], gemm_names[l]);
-    st = sg_graph_add_stream_fn(m->graph, &g, &prev, 1, &m->gemm[l]);
-    if (st) break;
-    owned = l + 1;
+    mlp_gemm *g = calloc(1, sizeof *g);
+    if (!g) {
+      note(m, "out of memory");
+      st = SG_ERR_OUT_OF_MEMORY;
+      break;
+    }
+    /* A placeholder (no buffers: it does nothing); each instance sets its own. */
+    *g = (mlp_gemm){NULL, weights->w[l], NULL, NULL, s->batch, mlp_dim(s, l + 1), mlp_dim(s, l)};
+    sg_stream_fn_desc d = gemm_desc(m, g, gemm_names[l]);
+    if ((st = sg_graph_add_stream_fn(m->graph, &d, NULL, 0, &m->gemm[l]))) {
+      mlp_gemm_release(g); /* the graph did not take it */
+      break;
+    }
+    sg_access acc[2] = {on_temp(m->act[l], SG_ACCESS_READ), on_temp(m->act[l + 1], SG_ACCESS_WRITE)};
+    st = sg_graph_declare_access(m->graph, m->gemm[l], acc, 2);
     int last = l + 1 == s->layers;
-    sg_kernels_bias_act_f32(&call, layer_out(t, l), layer_out(t, l), weights->b[l], s->batch,
-                            mlp_dim(s, l + 1), last ? SG_ACTIVATION_NONE : SG_ACTIVATION_GELU);
-    call.desc.name = bias_names[l];
-    st = sg_graph_add_kernel(m->graph, &call.desc, &m->gemm[l], 1, &m->bias[l]);
-    prev = m->bias[l];
+    if (!st) {
+      sg_kernels_bias_act_f32(&call, NULL, NULL, weights->b[l], s->batch, mlp_dim(s, l + 1),
+                              last ? SG_ACTIVATION_NONE : SG_ACTIVATION_GELU);
+      st = add_kernel(m, &call, bias_names[l], m->act[l + 1], m->act[l + 1], &m->bias[l]);
+    }
+  }
+  sg_temp fin = m->act[s->layers];
+  if (!st) {
+    sg_kernels_softmax_rows_f32(&call, NULL, NULL, s->batch, s->out);
+    st = add_kernel(m, &call, "softmax", fin, fin, &m->softmax);
   }
   if (!st) {
-    sg_kernels_softmax_rows_f32(&call, final_out(m, t), final_out(m, t), s->batch, s->out);
-    call.desc.name = "softmax";
-    st = sg_graph_add_kernel(m->graph, &call.desc, &prev, 1, &m->softmax);
-  }
-  if (!st) {
-    sg_copy_desc down = {results, final_out(m, t), mul3(s->batch, s->out, sizeof(float)),
-                         SG_COPY_AUTO, "download"};
-    st = sg_graph_add_copy(m->graph, &down, &m->softmax, 1, &m->download);
+    sg_copy_desc down = {results, NULL, mul3(s->batch, s->out, sizeof(float)), SG_COPY_AUTO,
+                         "download"};
+    st = sg_graph_add_copy_temp(m->graph, &down, (sg_temp){0}, 0, fin, 0, NULL, 0, &m->download);
+    sg_access r = on_temp(fin, SG_ACCESS_READ);
+    if (!st) st = sg_graph_declare_access(m->graph, m->download, &r, 1);
   }
   if (st) {
-    note(m, "%s", sg_last_error());
-    sg_graph_destroy(m->graph); /* releases the GEMMs the graph owns */
-    m->graph = NULL;
-    instance_free(t, s->layers, owned);
+    if (!m->message[0]) note(m, "%s", sg_last_error());
+    mlp_graph_free(m); /* releases the GEMMs the graph owns */
   }
   return st;
 }
@@ -210,65 +185,64 @@ sg_status mlp_graph_build(mlp_graph *m, sg_backend backend, const mlp_shape *s,
 void mlp_graph_free(mlp_graph *m) {
   if (m->graph) sg_graph_destroy(m->graph);
   m->graph = NULL;
-  /* The GEMM data belongs to the nodes (released with the last holder). */
-  instance_free(&m->template_instance, m->shape.layers, m->shape.layers);
 }
 
 int mlp_pipeline_setup(sg_pipeline_instance *inst, void *user_data) {
   mlp_graph *m = user_data;
   const mlp_shape *s = &m->shape;
-  mlp_instance *in = calloc(1, sizeof *in);
-  if (!in) {
-    note(m, "instance %u: out of memory", inst->index);
-    return 1;
-  }
-  if (instance_make(m, in)) {
-    free(in);
-    return 2;
-  }
-  float *fin = final_out(m, in);
-  sg_pipeline_bind binds[4 + 2 * MLP_MAX_LAYERS];
-  size_t n = 0;
-  binds[n++] = sg_bind_copy_dst(m->upload, in->x);
-  binds[n++] = sg_bind_kernel_arg(m->norm, 0, &in->a, sizeof in->a);
-  binds[n++] = sg_bind_kernel_arg(m->norm, 1, &in->x, sizeof in->x);
-  float *outs[MLP_MAX_LAYERS];
-  for (unsigned l = 0; l < s->layers; l++) {
-    outs[l] = layer_out(in, l);
-    binds[n++] = sg_bind_kernel_arg(m->bias[l], 0, &outs[l], sizeof outs[l]);
-    binds[n++] = sg_bind_kernel_arg(m->bias[l], 1, &outs[l], sizeof outs[l]);
-  }
-  binds[n++] = sg_bind_kernel_arg(m->softmax, 0, &fin, sizeof fin);
-  binds[n++] = sg_bind_kernel_arg(m->softmax, 1, &fin, sizeof fin);
-  sg_status st = sg_pipeline_instance_bind(inst, binds, n);
-  unsigned owned = 0;
-  for (unsigned l = 0; l < s->layers && !st; l++) {
-    /* The instance's own GEMM data; in graph mode its work is captured anew. */
-    sg_stream_fn_desc g = gemm_desc(m, in->gemm[l], gemm_names[l]);
-    st = sg_exec_set_stream_fn(inst->exec, m->gemm[l], &g);
-    if (!st) owned = l + 1;
-  }
-  if (!st) {
-    sg_pipeline_bind down = sg_bind_copy_src(m->download, fin);
-    st = sg_pipeline_instance_bind(inst, &down, 1);
-  }
+  void *act[MLP_MAX_LAYERS + 1];
+  sg_status st = SG_OK;
+  for (unsigned l = 0; l <= s->layers && !st; l++) st = sg_exec_get_temp(inst->exec, m->act[l], &act[l]);
   if (st) {
     note(m, "instance %u: %s", inst->index, sg_last_error());
-    instance_free(in, s->layers, owned);
-    free(in);
-    return 3;
+    return 1;
   }
-  inst->data = in;
-  return 0;
+  mlp_gemm *g[MLP_MAX_LAYERS] = {NULL};
+  int rc = 0;
+  for (unsigned l = 0; l < s->layers && !rc; l++) {
+    if (!(g[l] = calloc(1, sizeof *g[l]))) {
+      note(m, "instance %u: out of memory", inst->index);
+      rc = 2;
+      break;
+    }
+    *g[l] = (mlp_gemm){NULL, m->weights->w[l], act[l], act[l + 1], s->batch, mlp_dim(s, l + 1),
+                       mlp_dim(s, l)};
+  }
+  if (!rc && m->backend == SG_BACKEND_CUDA) {
+    /* One reference per GEMM node of the instance; the warm-up writes only
+     * the instance's temporaries, and nothing has run on them yet. */
+    mlp_blas *blas = NULL;
+    int bad = mlp_blas_create(m->workspace_bytes, s->layers, &blas);
+    if (bad) {
+      note(m, "instance %u: cuBLAS handle and workspace: status %d", inst->index, bad);
+      rc = 3;
+    }
+    for (unsigned l = 0; l < s->layers && blas; l++) g[l]->blas = blas;
+    for (unsigned l = 0; l < s->layers && !rc; l++)
+      if ((bad = mlp_gemm_warm_up(g[l]))) {
+        note(m, "instance %u: warming up cuBLAS for layer %u: status %d", inst->index, l, bad);
+        rc = 4;
+      }
+  }
+  for (unsigned l = 0; l < s->layers && !rc; l++) {
+    /* The instance's own GEMM; in graph mode its work is captured anew. */
+    sg_stream_fn_desc d = gemm_desc(m, g[l], gemm_names[l]);
+    if ((st = sg_exec_set_stream_fn(inst->exec, m->gemm[l], &d))) {
+      note(m, "instance %u: %s", inst->index, sg_last_error());
+      rc = 5;
+    } else {
+      g[l] = NULL; /* the node owns it now */
+    }
+  }
+  /* What no node took (each drops its reference to the handle). */
+  for (unsigned l = 0; l < s->layers; l++)
+    if (g[l]) mlp_gemm_release(g[l]);
+  return rc;
 }
 
 void mlp_pipeline_teardown(sg_pipeline_instance *inst, void *user_data) {
-  mlp_graph *m = user_data;
-  mlp_instance *in = inst->data;
-  if (!in) return;
-  instance_free(in, m->shape.layers, m->shape.layers);
-  free(in);
-  inst->data = NULL;
+  (void)inst;
+  (void)user_data; /* the instance's GEMMs belong to its nodes */
 }
 
 void mlp_batch_binds(const mlp_graph *m, const float *requests, float *results,

@@ -6,11 +6,15 @@
  *     -> gemm_0 (a -> b) -> bias_gelu_0 (b) -> gemm_1 (b -> a) -> ...
  *     -> gemm_L-1 -> bias_L-1 -> softmax -> download (-> pageable results)
  *
- * Each pipeline instance owns its activation buffers and its cuBLAS handle
- * and workspace; the weights are uploaded once and shared. The graph is
- * built against a template instance; the pipeline's setup gives each
- * instance its own (mlp_pipeline_setup), and every batch binds its request
- * and result pointers (mlp_batch_binds). */
+ * Each node declares what it reads and writes; the order above follows
+ * from those declarations (no edge is wired by hand). The input on the
+ * device and every layer's activations are the graph's planned
+ * temporaries: each pipeline instance gets its own, in one arena where
+ * activations never live together share bytes (the two buffers a
+ * hand-written version alternates between). Each instance owns its cuBLAS
+ * handle and workspace (made in setup, its GEMMs on its temporaries); the
+ * weights are uploaded once and shared. Every batch binds its request and
+ * result pointers (mlp_batch_binds). */
 #ifndef SG_EXAMPLE_MLP_GRAPH_H
 #define SG_EXAMPLE_MLP_GRAPH_H
 
@@ -32,12 +36,6 @@ sg_status mlp_device_weights_upload(sg_backend backend, const mlp_shape *s,
                                     const mlp_weights *host, mlp_device_weights *out);
 void mlp_device_weights_free(const mlp_shape *s, mlp_device_weights *w);
 
-/* One instance's buffers and GEMMs. */
-typedef struct mlp_instance {
-  float *x, *a, *b;                  /* [batch x in], [batch x widest] twice */
-  mlp_gemm *gemm[MLP_MAX_LAYERS];    /* owned by the GEMM nodes (released by them) */
-} mlp_instance;
-
 /* What the graph, its pipeline's setup and every batch need. */
 typedef struct mlp_graph {
   sg_backend backend;
@@ -46,7 +44,9 @@ typedef struct mlp_graph {
   size_t workspace_bytes;            /* each instance's cuBLAS workspace */
   sg_graph *graph;
   sg_node upload, norm, gemm[MLP_MAX_LAYERS], bias[MLP_MAX_LAYERS], softmax, download;
-  mlp_instance template_instance;    /* what the graph was built against */
+  /* The temporaries: the requests on the device [batch x in], and act[l]
+   * the input of layer l [batch x dim(l)] (act[layers]: the output). */
+  sg_temp x, act[MLP_MAX_LAYERS + 1];
   char message[256];                 /* why setup failed (setup's status is only non-zero) */
 } mlp_graph;
 
@@ -57,14 +57,14 @@ sg_status mlp_graph_build(mlp_graph *m, sg_backend backend, const mlp_shape *s,
                           const mlp_device_weights *weights, const float *requests,
                           float *results);
 
-/* Frees the graph and the template instance's buffers. Call once the
- * pipeline exists (it keeps what it needs) or when building failed. */
+/* Frees the graph. Call once the pipeline exists (it keeps what it needs)
+ * or when building failed. */
 void mlp_graph_free(mlp_graph *m);
 
-/* Pipeline callbacks; user_data is the mlp_graph. Setup allocates the
- * instance's buffers and cuBLAS handle, points the instance's nodes at them
- * (binds, and sg_exec_set_stream_fn for the GEMMs) and warms cuBLAS up
- * outside any capture. */
+/* Pipeline callbacks; user_data is the mlp_graph. Setup makes the
+ * instance's cuBLAS handle and its GEMMs on its temporaries
+ * (sg_exec_get_temp), warms cuBLAS up outside any capture and gives the
+ * GEMMs to the instance's nodes (sg_exec_set_stream_fn), which own them. */
 int mlp_pipeline_setup(sg_pipeline_instance *inst, void *user_data);
 void mlp_pipeline_teardown(sg_pipeline_instance *inst, void *user_data);
 

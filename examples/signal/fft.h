@@ -22,6 +22,8 @@ extern "C" {
 
 typedef struct fft_plans fft_plans; /* a forward and an inverse cuFFT plan, one work area */
 
+/* A call whose `in` is NULL does nothing: the graph's placeholder, which
+ * every pipeline instance replaces with a call on its own temporaries. */
 typedef struct fft_call {
   fft_plans *plans;          /* NULL on the host backend */
   int inverse;               /* 0: forward (e^-i), 1: inverse (e^+i, unnormalised) */

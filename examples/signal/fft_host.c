@@ -45,6 +45,7 @@ int fft_double(double *re, double *im, size_t n, int inverse) {
 
 int fft_host(void *p) {
   const fft_call *c = p;
+  if (!c->in) return 0; /* the graph's placeholder: every pipeline instance sets its own */
   double *re = malloc(c->len * sizeof *re), *im = malloc(c->len * sizeof *im);
   int rc = !re || !im;
   for (size_t t = 0; t < c->count && !rc; t++) {

@@ -9,9 +9,15 @@
  *
  * The filter history is the previous chunk's last taps - 1 samples (zeros
  * before the first chunk), uploaded with each chunk from host memory: so
- * no instance waits for another, and chunks overlap. Each instance owns its
- * buffers and cuFFT plans; the filters' spectra are uploaded once and
- * shared. Output of a chunk: [filters x chunk / factor] powers in dB. */
+ * no instance waits for another, and chunks overlap. Each node declares
+ * what it reads and writes; the order above follows from those
+ * declarations (no edge is wired by hand). The device buffers between the
+ * upload and the download are the graph's planned temporaries: each
+ * pipeline instance gets its own, in one arena where buffers that are
+ * never live together share bytes. Each instance owns its cuFFT plans
+ * (made in setup, on its temporaries); the filters' spectra are uploaded
+ * once and shared. Output of a chunk: [filters x chunk / factor] powers in
+ * dB. */
 #ifndef SG_EXAMPLE_OLS_GRAPH_H
 #define SG_EXAMPLE_OLS_GRAPH_H
 
@@ -23,12 +29,6 @@
 extern "C" {
 #endif
 
-typedef struct ols_instance {
-  sg_complex_f32 *history, *chunk, *blocks, *bank, *decimated;
-  float *power;
-  fft_call *forward, *inverse; /* owned by the FFT nodes (released by them) */
-} ols_instance;
-
 typedef struct ols_graph {
   sg_backend backend;
   fir_shape shape;
@@ -36,7 +36,10 @@ typedef struct ols_graph {
   sg_graph *graph;
   sg_node up_history, up_chunk, assemble, fft_forward, filter, fft_inverse, discard, power,
       download;
-  ols_instance template_instance;
+  /* The temporaries: the history and the chunk on the device, the blocks
+   * (transformed in place), the filtered bank (the blocks themselves for
+   * one filter), the decimated samples, their powers. */
+  sg_temp history, chunk, blocks, bank, decimated, powers;
   char message[256];                 /* why setup failed */
 } ols_graph;
 
@@ -48,7 +51,9 @@ sg_status ols_graph_build(ols_graph *m, sg_backend backend, const fir_shape *s,
                           const sg_complex_f32 *chunk, float *out);
 void ols_graph_free(ols_graph *m);
 
-/* Pipeline callbacks; user_data is the ols_graph. */
+/* Pipeline callbacks; user_data is the ols_graph. Setup makes the
+ * instance's FFT calls on its temporaries (sg_exec_get_temp) and gives them
+ * to its FFT nodes; the nodes own them from then on. */
 int ols_pipeline_setup(sg_pipeline_instance *inst, void *user_data);
 void ols_pipeline_teardown(sg_pipeline_instance *inst, void *user_data);
 

@@ -503,6 +503,13 @@ const sg__node *sg__exec_node(const sg_exec *exec, uint32_t index) {
   return &exec->snap.nodes[index];
 }
 
+unsigned sg__exec_temp_sides(const sg_exec *exec, uint32_t index) {
+  unsigned sides = 0;
+  /* Only the sides are wanted: no size to check against (bytes 0). */
+  if (exec->temps && sg__exec_temps_sides(exec->temps, index, 0, 1, __func__, &sides)) return 0;
+  return sides;
+}
+
 /* ---- inspection -------------------------------------------------------- */
 
 sg_status sg_exec_get_info(const sg_exec *exec, sg_exec_info *info) {

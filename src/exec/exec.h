@@ -40,6 +40,10 @@ sg_status sg__exec_resolve(const sg_exec *exec, sg_node node, const char *fn, ui
 /* Node `index` (< the node count) as the executable has it now: valid until
  * the next sg_exec_set_* or sg_exec_update. */
 const struct sg__node *sg__exec_node(const sg_exec *exec, uint32_t index);
+/* The sides of copy or memset node `index` that are planned temporaries
+ * (SG__TEMP_DST, SG__TEMP_SRC; 0 for any other node): what sg_exec_set_copy
+ * takes as NULL. Valid until the next sg_exec_update. */
+unsigned sg__exec_temp_sides(const sg_exec *exec, uint32_t index);
 
 /* ---- tracing (exec_trace.c, exec_dump.c) ---------------------------------- */
 

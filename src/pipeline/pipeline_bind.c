@@ -78,6 +78,11 @@ static sg_status apply_node(sg_exec *exec, const sg_pipeline_bind *binds, size_t
     case SG__NODE_COPY: {
       const sg__copy *c = &n->u.copy;
       sg_copy_desc d = {c->dst, c->src, c->bytes, c->kind, NULL};
+      /* A side in the instance's planned temporaries is given as NULL (it
+       * stays the temporary); a bind may still replace the other. */
+      unsigned temps = sg__exec_temp_sides(exec, index);
+      if (temps & SG__TEMP_DST) d.dst = NULL;
+      if (temps & SG__TEMP_SRC) d.src = NULL;
       for (size_t j = first; j < count; j++) {
         if (indices[j] != index) continue;
         if (binds[j].kind == SG_BIND_COPY_SRC) d.src = binds[j].ptr;

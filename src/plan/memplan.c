@@ -8,9 +8,12 @@
  *    the lowest), in several orders (by size; size times lifetime;
  *    lifetime), then "squeaky wheel" rounds (the temporary ending highest
  *    moves earlier) and orders by size with random noise, within a budget
- *    of pair checks. Quadratic in the temporaries (a conflict bit matrix).
+ *    of pair checks; last, orders weighing each temporary by the total
+ *    size of those it conflicts with, and squeaky-wheel rounds from the
+ *    best of them. Quadratic in the temporaries (a conflict bit matrix).
  *  - a sweep in issue order over the arena's regions (pack_sweep below),
- *    near-linear.
+ *    near-linear: free regions wait in lists by size class, so a placement
+ *    looks at few of them.
  * Up to GREEDY_MAX temporaries both run and the smaller arena wins; above,
  * the sweep alone, so that planning 10,000 temporaries stays a small part
  * of creating the executable (bench/memplan_bench.c measures both). */
@@ -86,8 +89,7 @@ static int clocks_schedule(const sg__schedule *s, sg__mp_clocks *c) {
     for (uint32_t i = s->wait_start[v]; i < s->wait_start[v + 1]; i++) {
       uint32_t x = s->event_node[s->wait_event[i]];
       const uint32_t *xr = c->known + (size_t)x * c->width;
-      for (uint32_t j = 0; j < w; j++)
-        if (xr[j] > row[j]) row[j] = xr[j];
+      for (uint32_t j = 0; j < w; j++) row[j] = xr[j] > row[j] ? xr[j] : row[j];
       if (s->position[x] + 1 > row[s->stream_of[x]]) row[s->stream_of[x]] = s->position[x] + 1;
     }
   }
@@ -121,8 +123,7 @@ static int clocks_dag(const sg__schedule *s, const uint32_t *succ_start, const u
       for (uint32_t i = pred_start[v]; i < pred_start[v + 1]; i++) {
         uint32_t p = pred[i], cp = c->chain_of[p];
         const uint32_t *pr = c->known + (size_t)p * c->width;
-        for (uint32_t j = 0; j < c->chains; j++)
-          if (pr[j] > row[j]) row[j] = pr[j];
+        for (uint32_t j = 0; j < c->chains; j++) row[j] = pr[j] > row[j] ? pr[j] : row[j];
         if (cp != NONE) {
           if (c->pos[p] + 1 > row[cp]) row[cp] = c->pos[p] + 1;
           if (chain == NONE && tail[cp] == p) chain = cp;
@@ -166,9 +167,8 @@ void sg__mp_temps_free(sg__mp_temps *x) {
 
 /* Each temporary's distinct uses, as compressed lists (a counting sort by
  * temporary; each list is short, and duplicates are dropped in place). */
-static int gather_uses(const sg__access_table *t, uint32_t node_count, sg__mp_temps *x) {
+int sg__mp_temps_uses(const sg__access_table *t, uint32_t node_count, sg__mp_temps *x) {
   uint32_t T = t->temp_count;
-  x->count = T;
   x->use_start = sg__calloc((size_t)T + 2, sizeof *x->use_start);
   x->use = sg__malloc(((size_t)t->count + 1) * sizeof *x->use);
   if (!x->use_start || !x->use) return -1;
@@ -194,55 +194,63 @@ static int gather_uses(const sg__access_table *t, uint32_t node_count, sg__mp_te
   return 0;
 }
 
+/* One pass over the accesses (no grouping by temporary: each access folds
+ * its node into its temporary's record and per-chain rows), then each
+ * temporary's needs gathered from its row into (chain, count) pairs. */
 int sg__mp_temps_build(const sg__access_table *t, const sg__mp_clocks *c, sg__mp_temps *x) {
   memset(x, 0, sizeof *x);
-  if (gather_uses(t, c->n, x)) return -1;
   uint32_t T = t->temp_count, w = c->width;
   size_t cells;
   if (sg__mul_overflows((size_t)T ? T : 1, w, &cells)) return -1;
-  size_t uses = x->use_start[T];
+  x->count = T;
   x->width = w;
   x->t = sg__calloc((size_t)T + 1, sizeof *x->t);
-  x->need_chain = sg__malloc((uses + 1) * sizeof *x->need_chain);
-  x->need = sg__malloc((uses + 1) * sizeof *x->need);
+  x->need_chain = sg__malloc(((size_t)t->count + 1) * sizeof *x->need_chain);
+  x->need = sg__malloc(((size_t)t->count + 1) * sizeof *x->need);
   x->min_known = sg__malloc(cells * sizeof *x->min_known);
-  uint32_t *scratch = sg__calloc(w, sizeof *scratch);
-  if (!x->t || !x->need_chain || !x->need || !x->min_known || !scratch) {
-    sg__free(scratch);
+  /* temp x chain: 1 + the last position on the chain among its uses (0: none) */
+  uint32_t *need = sg__calloc(cells, sizeof *need);
+  if (!x->t || !x->need_chain || !x->need || !x->min_known || !need) {
+    sg__free(need);
     return -1;
+  }
+  memset(x->min_known, 0xff, cells * sizeof *x->min_known); /* NONE everywhere */
+  for (uint32_t k = 0; k < T; k++) x->t[k].first = NONE;
+  for (uint32_t i = 0; i < t->count; i++) {
+    uint32_t k = t->acc[i].temp, u = t->acc[i].node;
+    if (k == SG__NO_TEMP || u >= c->n) continue;
+    sg__mp_tinfo *ti = &x->t[k];
+    uint32_t r = c->rank[u], ch = c->chain_of[u];
+    ti->used = 1;
+    ti->first = r < ti->first ? r : ti->first;
+    ti->last = r > ti->last ? r : ti->last;
+    uint32_t *mk = x->min_known + (size_t)k * w;
+    const uint32_t *row = c->known + (size_t)u * w;
+    for (uint32_t j = 0; j < w; j++) mk[j] = row[j] < mk[j] ? row[j] : mk[j];
+    if (ch == NONE) {
+      ti->untracked = 1;
+    } else {
+      uint32_t *slot = need + (size_t)k * w + ch, p = c->pos[u] + 1;
+      *slot = p > *slot ? p : *slot;
+    }
   }
   uint32_t pairs = 0;
   for (uint32_t k = 0; k < T; k++) {
     sg__mp_tinfo *ti = &x->t[k];
     ti->size = t->temps[k].bytes;
     ti->align = t->temps[k].alignment;
-    ti->first = NONE;
-    ti->last = 0;
     ti->need_start = pairs;
-    uint32_t *mk = x->min_known + (size_t)k * w;
-    for (uint32_t j = 0; j < w; j++) mk[j] = NONE;
-    for (uint32_t i = x->use_start[k]; i < x->use_start[k + 1]; i++) {
-      uint32_t u = x->use[i], ch = c->chain_of[u];
-      ti->used = 1;
-      if (c->rank[u] < ti->first) ti->first = c->rank[u];
-      if (c->rank[u] > ti->last) ti->last = c->rank[u];
-      const uint32_t *row = c->known + (size_t)u * w;
-      for (uint32_t j = 0; j < w; j++)
-        if (row[j] < mk[j]) mk[j] = row[j];
-      if (ch == NONE) {
-        ti->untracked = 1;
-      } else if (!scratch[ch]) {
-        x->need_chain[pairs] = ch;
-        x->need[pairs++] = c->pos[u] + 1;
-        scratch[ch] = pairs; /* 1 + its pair's index */
-      } else if (c->pos[u] + 1 > x->need[scratch[ch] - 1]) {
-        x->need[scratch[ch] - 1] = c->pos[u] + 1;
-      }
+    const uint32_t *row = need + (size_t)k * w;
+    /* Written always, kept when non-zero (no branch to mispredict: the
+     * arrays have room for one more than the accesses). */
+    for (uint32_t j = 0; j < w; j++) {
+      x->need_chain[pairs] = j;
+      x->need[pairs] = row[j];
+      pairs += row[j] != 0;
     }
     ti->need_count = pairs - ti->need_start;
-    for (uint32_t i = ti->need_start; i < pairs; i++) scratch[x->need_chain[i]] = 0;
   }
-  sg__free(scratch);
+  sg__free(need);
   return 0;
 }
 
@@ -261,6 +269,17 @@ int sg__mp_conflict(const sg__mp_temps *x, uint32_t a, uint32_t b) {
 }
 
 static size_t align_up(size_t v, size_t a) { return (v + a - 1) & ~(a - 1); }
+
+/* The lowest set bit's index (bits != 0). */
+static unsigned ctz64(uint64_t bits) {
+#if defined(__GNUC__) || defined(__clang__)
+  return (unsigned)__builtin_ctzll((unsigned long long)bits);
+#else
+  unsigned i = 0;
+  while (!(bits & 1)) bits >>= 1, i++;
+  return i;
+#endif
+}
 
 /* ---- greedy by size ------------------------------------------------------- */
 
@@ -361,6 +380,29 @@ static size_t greedy_pass(const sg__mp_temps *x, const uint32_t *v, const confli
   return top;
 }
 
+/* Squeaky wheel from order `seq`: each round the temporary that ends
+ * highest is placed earlier next time; the best packing seen is kept in
+ * offset and *peak. */
+static void squeaky(const sg__mp_temps *x, const uint32_t *v, const conflicts *c, uint32_t *seq,
+                    int best_fit, uint64_t rounds, uint32_t *placed, size_t *trial,
+                    size_t *offset, size_t *peak) {
+  uint32_t n = c->n;
+  for (uint64_t round = 0; round < rounds; round++) {
+    size_t top = greedy_pass(x, v, c, seq, best_fit, placed, trial);
+    if (top < *peak) {
+      *peak = top;
+      memcpy(offset, trial, (size_t)x->count * sizeof *offset);
+    }
+    uint32_t worst = 0;
+    for (uint32_t i = 1; i < n; i++)
+      if (trial[v[seq[i]]] + x->t[v[seq[i]]].size > trial[v[seq[worst]]] + x->t[v[seq[worst]]].size)
+        worst = i;
+    uint32_t to = worst / 2, moved = seq[worst];
+    memmove(seq + to + 1, seq + to, (size_t)(worst - to) * sizeof *seq);
+    seq[to] = moved;
+  }
+}
+
 /* Greedy packing under several orders (size; size times lifetime in issue
  * order; lifetime) and both fits, keeping the lowest peak: each pass is
  * cheap once the conflicts are known, and which order wins depends on the
@@ -403,20 +445,8 @@ static int pack_greedy(const sg__mp_temps *x, size_t *offset, size_t *peak) {
   /* As many rounds as fit a budget of pair checks (each round is n^2/2). */
   uint64_t pairs = (uint64_t)n * n / 2 + 1;
   uint64_t rounds = SQUEAKY_WORK / pairs < SQUEAKY_ROUNDS ? SQUEAKY_WORK / pairs : SQUEAKY_ROUNDS;
-  for (uint64_t round = 0; round < rounds && !failed && n > 1; round++) {
-    size_t top = greedy_pass(x, v, &c, seq, best_fit_of_best, placed, trial);
-    if (top < *peak) {
-      *peak = top;
-      memcpy(offset, trial, (size_t)x->count * sizeof *offset);
-    }
-    uint32_t worst = 0;
-    for (uint32_t i = 1; i < n; i++)
-      if (trial[v[seq[i]]] + x->t[v[seq[i]]].size > trial[v[seq[worst]]] + x->t[v[seq[worst]]].size)
-        worst = i;
-    uint32_t to = worst / 2, moved = seq[worst];
-    memmove(seq + to + 1, seq + to, (size_t)(worst - to) * sizeof *seq);
-    seq[to] = moved;
-  }
+  if (!failed && n > 1)
+    squeaky(x, v, &c, seq, best_fit_of_best, rounds, placed, trial, offset, peak);
   /* Then orders by size with random noise (a fixed sequence: the plan is
    * reproducible), while the budget lasts. */
   uint64_t lcg = 0x9e3779b97f4a7c15ull;
@@ -438,6 +468,73 @@ static int pack_greedy(const sg__mp_temps *x, size_t *offset, size_t *peak) {
       memcpy(offset, trial, (size_t)x->count * sizeof *offset);
     }
   }
+  /* Last, orders that weigh each temporary by what it may be live with:
+   * the total size of the temporaries it conflicts with (a large one beside
+   * much else is the hardest to fit late). They come after the passes
+   * above, so they only ever lower the peak those reach. */
+  double *weight = failed ? NULL : sg__calloc((size_t)n + 1, sizeof *weight);
+  failed = failed || !weight;
+  for (uint32_t i = 0; i < n && !failed; i++) {
+    const uint64_t *row = c.bits + (size_t)i * c.words;
+    for (size_t wd = 0; wd < c.words; wd++)
+      for (uint64_t bits = row[wd]; bits; bits &= bits - 1) {
+        uint32_t j = (uint32_t)(wd * 64 + (uint32_t)ctz64(bits));
+        weight[i] += (double)x->t[v[j]].size;
+      }
+  }
+  size_t weighed_peak = SIZE_MAX;
+  for (int order = 0; order < 3 && !failed && n > 1; order++) {
+    for (uint32_t i = 0; i < n; i++) {
+      double size = (double)x->t[v[i]].size, k;
+      if (order == 0) k = size * (weight[i] + size);
+      else if (order == 1) k = size * size * (weight[i] / 262144.0 + 1);
+      else k = size * 1048576.0 + weight[i] / 64; /* by size, the heavier first */
+      key[i] = k < 1.8e19 ? (uint64_t)k : UINT64_MAX;
+      seq[i] = i;
+    }
+    sort_key = key;
+    qsort(seq, n, sizeof *seq, by_key_desc);
+    for (int best_fit = 1; best_fit >= 0; best_fit--) {
+      size_t top = greedy_pass(x, v, &c, seq, best_fit, placed, trial);
+      if (top < *peak) {
+        *peak = top;
+        memcpy(offset, trial, (size_t)x->count * sizeof *offset);
+      }
+      if (top < weighed_peak) {
+        weighed_peak = top;
+        memcpy(best_seq, seq, (size_t)n * sizeof *seq);
+        best_fit_of_best = best_fit;
+      }
+    }
+  }
+  /* Then these orders with random noise, while a budget like the first
+   * restarts' lasts (1x to 2x on each key; the fixed sequence above goes
+   * on, so plans stay reproducible). */
+  for (uint64_t round = 0; round < restarts && !failed && n > 1; round++) {
+    for (uint32_t i = 0; i < n; i++) {
+      lcg = lcg * 6364136223846793005ull + 1442695040888963407ull;
+      double noise = 1.0 + (double)((lcg >> 33) % 1024) / 1024.0, size = (double)x->t[v[i]].size;
+      double k = round % 3 == 0   ? size * (weight[i] + size)
+                 : round % 3 == 1 ? size * size * (weight[i] / 262144.0 + 1)
+                                  : size * 1048576.0 + weight[i] / 64;
+      k *= noise;
+      key[i] = k < 1.8e19 ? (uint64_t)k : UINT64_MAX;
+      seq[i] = i;
+    }
+    sort_key = key;
+    qsort(seq, n, sizeof *seq, by_key_desc);
+    size_t top = greedy_pass(x, v, &c, seq, (int)(round >> 1 & 1), placed, trial);
+    if (top < *peak) {
+      *peak = top;
+      memcpy(offset, trial, (size_t)x->count * sizeof *offset);
+    }
+  }
+  /* And the squeaky wheel again, from the best of the weighted orders. */
+  if (!failed && n > 1) {
+    memcpy(seq, best_seq, (size_t)n * sizeof *seq);
+    squeaky(x, v, &c, seq, best_fit_of_best, rounds, placed, trial, offset, peak);
+  }
+  sg__free(weight);
   sg__free(best_seq);
   sg__free(v);
   sg__free(placed);
@@ -455,37 +552,63 @@ static int pack_greedy(const sg__mp_temps *x, size_t *offset, size_t *peak) {
  * to place (its owner precedes them all, so it is as good as fresh, and
  * merges with fresh neighbours). A region whose owner's last use comes at
  * or after the next temporary's first use cannot be free for it: such
- * regions wait in a heap ordered by that last use, and join the short list
- * of candidates once the sweep passes it. Each placement scans only the
- * candidates, which keeps the sweep near-linear with thousands of
+ * regions wait in a heap ordered by that last use, and become candidates
+ * once the sweep passes it. Candidates sit in lists by size class (the
+ * power of two below their length), so a placement looks only at classes
+ * that can hold it, smallest first, and stops once no larger class can
+ * waste less: this keeps the sweep near-linear with thousands of
  * temporaries live at once. A temporary goes into one candidate region
  * (best fit), or the free region at the arena's end, which then grows. */
 #define INLINE_PAIRS 4
+#define BINS 64
+#define NOT_CAND 0xffu
 
 typedef struct region {
   size_t off, end;
   uint32_t prev, next;       /* neighbours in address order, NONE at the ends */
   uint32_t owner;            /* NONE: fresh */
   uint32_t last;             /* the owner's last use (rank) */
-  uint32_t cand_at;          /* its place in the candidate list, NONE when busy */
+  uint32_t bprev, bnext;     /* neighbours in its size class's list, while a candidate;
+                                bnext: the next busy region due at the same rank */
+  uint32_t owned_at;         /* its place among the owned candidates, NONE if not there */
+  uint32_t block_chain, block_need; /* the (chain, count) that last kept this candidate from
+                                       being free (need 0: none yet); a temporary that does
+                                       not know that much is turned away at once */
+  uint8_t bin;               /* its size class, NOT_CAND while busy */
   uint8_t untracked, pairs;  /* pairs: inline, or INLINE_PAIRS + 1: read the owner's record */
   uint16_t chain[INLINE_PAIRS];
   uint32_t need[INLINE_PAIRS];
 } region;
 
+/* An owned candidate, and the pair that last kept it from being fresh. */
+typedef struct owned {
+  uint32_t k, chain, need;
+} owned;
+
 typedef struct arena_map {
   region *r;
   uint32_t count, tail;      /* regions made; the last region in address order */
-  uint32_t *cand, cand_count;
-  size_t *cand_off, *cand_end; /* each candidate's bounds, beside the list: the scan's size
-                                  test reads only these */
-  uint32_t *block_chain, *block_need; /* the (chain, count) that last kept a candidate from
-                                         being free (need 0: none yet); a temporary that does
-                                         not know that much is turned away at once */
-  uint32_t *heap, heap_count; /* busy regions, by `last` */
+  uint32_t head[BINS];       /* each size class's candidates */
+  uint64_t nonempty;         /* bit j: class j has candidates */
+  uint32_t cand_count;
+  owned *owned;              /* the candidates that have an owner, densely: the pass making
+                                regions fresh walks them */
+  uint32_t owned_count;
+  uint32_t *due, due_at;     /* busy regions by their owner's last use (linked by bnext);
+                                due_at: the ranks before it are done */
   uint32_t spare;            /* regions merged away, for reuse (linked by `next`): the
                                 live ones stay few and close together in memory */
 } arena_map;
+
+static unsigned size_class(size_t len) {
+  unsigned j = 0;
+#if defined(__GNUC__) || defined(__clang__)
+  if (len) j = 63u - (unsigned)__builtin_clzll((unsigned long long)len);
+#else
+  while (len >>= 1) j++;
+#endif
+  return j < BINS ? j : BINS - 1;
+}
 
 static void own(region *r, const sg__mp_temps *x, uint32_t a) {
   const sg__mp_tinfo *A = &x->t[a];
@@ -505,26 +628,11 @@ static void own(region *r, const sg__mp_temps *x, uint32_t a) {
 
 /* The region's owner finishes before anything that starts no earlier than
  * rank `first` knowing `known` (per chain) finished: free for a temporary
- * (its min_known), or for every temporary still to place (their least). */
+ * (its min_known), or for every temporary still to place (their least).
+ * When not, the pair that kept it is left in *chain, *need (need NONE: it
+ * never will be), so that the next test can be turned away at once. */
 static int region_before(const region *r, const sg__mp_temps *x, uint32_t first,
-                         const uint32_t *known) {
-  if (r->owner == NONE) return 1;
-  if (r->untracked || r->last >= first) return 0;
-  if (r->pairs <= INLINE_PAIRS) {
-    for (uint32_t i = 0; i < r->pairs; i++)
-      if (known[r->chain[i]] < r->need[i]) return 0;
-    return 1;
-  }
-  const sg__mp_tinfo *A = &x->t[r->owner];
-  for (uint32_t i = A->need_start; i < A->need_start + A->need_count; i++)
-    if (known[x->need_chain[i]] < x->need[i]) return 0;
-  return 1;
-}
-
-/* region_before for one temporary; when the region is not free, the pair
- * that kept it is left in *chain, *need (need NONE: it never will be). */
-static int region_free_for(const region *r, const sg__mp_temps *x, uint32_t first,
-                           const uint32_t *known, uint32_t *chain, uint32_t *need) {
+                         const uint32_t *known, uint32_t *chain, uint32_t *need) {
   if (r->owner == NONE) return 1;
   if (r->untracked || r->last >= first) {
     *chain = 0;
@@ -550,56 +658,74 @@ static int region_free_for(const region *r, const sg__mp_temps *x, uint32_t firs
   return 1;
 }
 
-static void cand_add(arena_map *a, uint32_t k) {
-  uint32_t c = a->cand_count++;
-  a->r[k].cand_at = c;
-  a->cand[c] = k;
-  a->cand_off[c] = a->r[k].off;
-  a->cand_end[c] = a->r[k].end;
-  a->block_need[c] = 0;
+static void owned_add(arena_map *a, uint32_t k) {
+  a->r[k].owned_at = a->owned_count;
+  a->owned[a->owned_count].k = k;
+  a->owned[a->owned_count].need = 0;
+  a->owned_count++;
 }
 
-/* After a candidate's bounds (or owner) changed. */
-static void cand_sync(arena_map *a, uint32_t k) {
-  uint32_t c = a->r[k].cand_at;
-  if (c == NONE) return;
-  a->cand_off[c] = a->r[k].off;
-  a->cand_end[c] = a->r[k].end;
-  a->block_need[c] = 0;
+static void owned_remove(arena_map *a, uint32_t k) {
+  uint32_t at = a->r[k].owned_at, last = --a->owned_count;
+  a->owned[at] = a->owned[last];
+  a->r[a->owned[at].k].owned_at = at;
+  a->r[k].owned_at = NONE;
+}
+
+static void cand_add(arena_map *a, uint32_t k) {
+  region *r = &a->r[k];
+  unsigned j = size_class(r->end - r->off);
+  r->bin = (uint8_t)j;
+  r->bprev = NONE;
+  r->bnext = a->head[j];
+  if (r->bnext != NONE) a->r[r->bnext].bprev = k;
+  a->head[j] = k;
+  a->nonempty |= (uint64_t)1 << j;
+  r->block_need = 0;
+  a->cand_count++;
+  if (r->owner != NONE) owned_add(a, k);
 }
 
 static void cand_remove(arena_map *a, uint32_t k) {
-  uint32_t at = a->r[k].cand_at, last = --a->cand_count, moved = a->cand[last];
-  a->cand[at] = moved;
-  a->cand_off[at] = a->cand_off[last];
-  a->cand_end[at] = a->cand_end[last];
-  a->block_chain[at] = a->block_chain[last];
-  a->block_need[at] = a->block_need[last];
-  a->r[moved].cand_at = at;
-  a->r[k].cand_at = NONE;
+  region *r = &a->r[k];
+  unsigned j = r->bin;
+  if (r->bprev != NONE) a->r[r->bprev].bnext = r->bnext;
+  else a->head[j] = r->bnext;
+  if (r->bnext != NONE) a->r[r->bnext].bprev = r->bprev;
+  if (a->head[j] == NONE) a->nonempty &= ~((uint64_t)1 << j);
+  r->bin = NOT_CAND;
+  a->cand_count--;
+  if (r->owned_at != NONE) owned_remove(a, k);
 }
 
-static void heap_push(arena_map *a, uint32_t k) {
-  uint32_t i = a->heap_count++;
-  while (i && a->r[a->heap[(i - 1) / 2]].last > a->r[k].last) {
-    a->heap[i] = a->heap[(i - 1) / 2];
-    i = (i - 1) / 2;
+/* After a candidate's bounds (or owner) changed: its class may be another,
+ * and what kept it from being free may no longer. */
+static void cand_sync(arena_map *a, uint32_t k) {
+  region *r = &a->r[k];
+  if (r->bin == NOT_CAND) return;
+  if (size_class(r->end - r->off) != r->bin) {
+    cand_remove(a, k);
+    cand_add(a, k);
   }
-  a->heap[i] = k;
+  r->block_need = 0;
 }
 
-static uint32_t heap_pop(arena_map *a) {
-  uint32_t top = a->heap[0], k = a->heap[--a->heap_count], i = 0;
-  for (;;) {
-    uint32_t c = 2 * i + 1;
-    if (c >= a->heap_count) break;
-    if (c + 1 < a->heap_count && a->r[a->heap[c + 1]].last < a->r[a->heap[c]].last) c++;
-    if (a->r[a->heap[c]].last >= a->r[k].last) break;
-    a->heap[i] = a->heap[c];
-    i = c;
-  }
-  if (a->heap_count) a->heap[i] = k;
-  return top;
+/* Busy region `k` becomes a candidate once the sweep passes its owner's
+ * last use (a list per rank: the sweep's ranks only grow). */
+static void due_push(arena_map *a, uint32_t k) {
+  uint32_t at = a->r[k].last;
+  a->r[k].bnext = a->due[at];
+  a->due[at] = k;
+}
+
+/* The regions whose owners' last uses come before rank `first`. */
+static void due_release(arena_map *a, uint32_t first) {
+  for (; a->due_at < first; a->due_at++)
+    for (uint32_t k = a->due[a->due_at]; k != NONE;) {
+      uint32_t next = a->r[k].bnext;
+      cand_add(a, k);
+      k = next;
+    }
 }
 
 /* A new region [off, end) after region `after` (NONE: at the front). */
@@ -612,7 +738,8 @@ static uint32_t insert_after(arena_map *a, uint32_t after, size_t off, size_t en
   r->off = off;
   r->end = end;
   r->owner = NONE;
-  r->cand_at = NONE;
+  r->bin = NOT_CAND;
+  r->owned_at = NONE;
   r->prev = after;
   r->next = after == NONE ? NONE : a->r[after].next;
   if (after != NONE) a->r[after].next = k;
@@ -625,7 +752,7 @@ static uint32_t insert_after(arena_map *a, uint32_t after, size_t off, size_t en
 static void merge_fresh(arena_map *a, uint32_t k) {
   for (int side = 0; side < 2; side++) {
     uint32_t o = side ? a->r[k].next : a->r[k].prev;
-    if (o == NONE || a->r[o].owner != NONE || a->r[o].cand_at == NONE) continue;
+    if (o == NONE || a->r[o].owner != NONE || a->r[o].bin == NOT_CAND) continue;
     region *r = &a->r[k], *q = &a->r[o];
     if (side) {
       r->end = q->end;
@@ -664,6 +791,37 @@ static uint32_t *by_first_use(const sg__mp_temps *x, uint32_t nodes, uint32_t *n
   return v;
 }
 
+/* The candidate that fits temporary `b` with the least waste (NONE: none
+ * is free for it). Classes below b's cannot hold it; once a fit is found,
+ * a class whose smallest region, less an alignment, wastes at least as
+ * much cannot do better, and neither can any above it. */
+static uint32_t best_candidate(arena_map *a, const sg__mp_temps *x, uint32_t b) {
+  const sg__mp_tinfo *B = &x->t[b];
+  const uint32_t *mk = x->min_known + (size_t)b * x->width;
+  uint32_t best = NONE;
+  size_t best_waste = SIZE_MAX;
+  for (unsigned j = size_class(B->size); j < BINS; j++) {
+    uint64_t rest = a->nonempty >> j;
+    if (!rest) break;
+    if (!(rest & 1)) continue;
+    if (best != NONE) {
+      uint64_t low = (uint64_t)1 << j, slack = (uint64_t)B->size + B->align - 1;
+      if (low > slack && low - slack >= best_waste) break;
+    }
+    for (uint32_t k = a->head[j]; k != NONE; k = a->r[k].bnext) {
+      region *r = &a->r[k];
+      size_t at = align_up(r->off, B->align), end = r->end;
+      if (at + B->size > end || end - at - B->size >= best_waste) continue;
+      if (r->block_need && mk[r->block_chain] < r->block_need) continue;
+      if (!region_before(r, x, B->first, mk, &r->block_chain, &r->block_need)) continue;
+      best = k;
+      best_waste = end - at - B->size;
+      if (best_waste <= B->size / 8) return best; /* close enough: stop looking */
+    }
+  }
+  return best;
+}
+
 static int pack_sweep(const sg__mp_temps *x, uint32_t nodes, size_t *offset, size_t *peak) {
   uint32_t n;
   uint32_t *v = by_first_use(x, nodes, &n);
@@ -671,32 +829,26 @@ static int pack_sweep(const sg__mp_temps *x, uint32_t nodes, size_t *offset, siz
   /* A placement makes at most three regions (two pieces and itself, or a
    * gap and itself). */
   size_t cap = 3 * (size_t)n + 4;
-  arena_map a = {0};
+  arena_map a;
+  memset(&a, 0, sizeof a);
   a.r = sg__malloc(cap * sizeof *a.r);
-  a.cand = sg__malloc(cap * sizeof *a.cand);
-  a.cand_off = sg__malloc(cap * sizeof *a.cand_off);
-  a.cand_end = sg__malloc(cap * sizeof *a.cand_end);
-  a.block_chain = sg__malloc(cap * sizeof *a.block_chain);
-  a.block_need = sg__malloc(cap * sizeof *a.block_need);
-  a.heap = sg__malloc(cap * sizeof *a.heap);
+  a.owned = sg__malloc(cap * sizeof *a.owned);
+  a.due = sg__malloc(((size_t)nodes + 1) * sizeof *a.due);
   a.tail = NONE;
   a.spare = NONE;
+  for (unsigned j = 0; j < BINS; j++) a.head[j] = NONE;
   /* floor + j * w: per chain, the least known finished by the temporaries
    * from place j of the sweep on (a suffix minimum). */
   uint32_t *floor = sg__malloc(((size_t)n + 1) * w * sizeof *floor);
-  if (!v || !a.r || !a.cand || !a.cand_off || !a.cand_end || !a.block_chain || !a.block_need ||
-      !a.heap || !floor) {
-    sg__free(a.block_chain);
-    sg__free(a.block_need);
+  if (!v || !a.r || !a.owned || !a.due || !floor) {
     sg__free(v);
     sg__free(a.r);
-    sg__free(a.cand);
-    sg__free(a.cand_off);
-    sg__free(a.cand_end);
-    sg__free(a.heap);
+    sg__free(a.owned);
+    sg__free(a.due);
     sg__free(floor);
     return -1;
   }
+  for (uint32_t r = 0; r <= nodes; r++) a.due[r] = NONE;
   for (uint32_t c = 0; c < w; c++) floor[(size_t)n * w + c] = NONE;
   for (uint32_t j = n; j-- > 0;) {
     const uint32_t *mk = x->min_known + (size_t)v[j] * w;
@@ -709,37 +861,30 @@ static int pack_sweep(const sg__mp_temps *x, uint32_t nodes, size_t *offset, siz
   for (uint32_t i = 0; i < n; i++) {
     uint32_t b = v[i];
     const sg__mp_tinfo *B = &x->t[b];
-    const uint32_t *mk = x->min_known + (size_t)b * w;
-    while (a.heap_count && a.r[a.heap[0]].last < B->first) cand_add(&a, heap_pop(&a));
-    /* Candidates that precede everything still to come are fresh. */
-    const uint32_t *all = floor + (size_t)i * w;
-    /* (Merging moves a candidate from the list's end into a freed place,
-     * which this pass may then skip: it is looked at next time.) */
-    for (uint32_t c = 0; c < a.cand_count && i % 16 == 0; c++) {
-      uint32_t k = a.cand[c];
-      if (a.r[k].owner != NONE && region_before(&a.r[k], x, B->first, all)) {
-        a.r[k].owner = NONE;
-        a.block_need[c] = 0;
-        merge_fresh(&a, k);
+    due_release(&a, B->first);
+    /* Now and then, candidates that precede everything still to come
+     * become fresh. (Walked from the end: a region made fresh leaves the
+     * owned list, and the one moved into its place was looked at; merging
+     * takes away only fresh regions, which are not listed.) */
+    if (i % 16 == 0) {
+      const uint32_t *all = floor + (size_t)i * w;
+      for (uint32_t l = a.owned_count; l-- > 0;) {
+        owned *o = &a.owned[l];
+        if (o->need && all[o->chain] < o->need) continue;
+        uint32_t k = o->k;
+        if (region_before(&a.r[k], x, B->first, all, &o->chain, &o->need)) {
+          owned_remove(&a, k);
+          a.r[k].owner = NONE;
+          a.r[k].block_need = 0;
+          merge_fresh(&a, k);
+        }
       }
     }
-    uint32_t best = NONE;
-    size_t best_waste = SIZE_MAX;
-    for (uint32_t c = 0; c < a.cand_count; c++) {
-      size_t at = align_up(a.cand_off[c], B->align), end = a.cand_end[c];
-      if (at + B->size > end || end - at - B->size >= best_waste) continue;
-      if (a.block_need[c] && mk[a.block_chain[c]] < a.block_need[c]) continue;
-      if (!region_free_for(&a.r[a.cand[c]], x, B->first, mk, &a.block_chain[c],
-                           &a.block_need[c]))
-        continue;
-      best = a.cand[c];
-      best_waste = end - at - B->size;
-      if (best_waste <= B->size / 8) break; /* close enough: stop looking */
-    }
-    uint32_t host = best, mine;
+    uint32_t host = best_candidate(&a, x, b), mine, unused_chain, unused_need;
     size_t lo;
-    if (host == NONE && a.tail != NONE && a.r[a.tail].cand_at != NONE &&
-        region_before(&a.r[a.tail], x, B->first, mk))
+    if (host == NONE && a.tail != NONE && a.r[a.tail].bin != NOT_CAND &&
+        region_before(&a.r[a.tail], x, B->first, x->min_known + (size_t)b * w, &unused_chain,
+                      &unused_need))
       host = a.tail; /* the free region at the end: grow it */
     if (host != NONE) {
       region *r = &a.r[host];
@@ -749,7 +894,7 @@ static int pack_sweep(const sg__mp_temps *x, uint32_t nodes, size_t *offset, siz
         r->end = arena;
         cand_sync(&a, host);
       }
-      size_t hi = lo + B->size, r_end = r->end;
+      size_t hi = lo + B->size, r_end = a.r[host].end;
       /* Pieces before and after keep the host's owner and stay candidates. */
       if (hi < r_end) {
         uint32_t after = insert_after(&a, host, hi, r_end);
@@ -779,18 +924,13 @@ static int pack_sweep(const sg__mp_temps *x, uint32_t nodes, size_t *offset, siz
       arena = lo + B->size;
     }
     own(&a.r[mine], x, b);
-    a.r[mine].cand_at = NONE;
-    heap_push(&a, mine);
+    due_push(&a, mine);
     offset[b] = lo;
   }
   sg__free(v);
   sg__free(a.r);
-  sg__free(a.cand);
-  sg__free(a.cand_off);
-  sg__free(a.cand_end);
-  sg__free(a.block_chain);
-  sg__free(a.block_need);
-  sg__free(a.heap);
+  sg__free(a.owned);
+  sg__free(a.due);
   sg__free(floor);
   *peak = arena;
   return 0;

@@ -33,7 +33,7 @@ typedef struct sg__mp_temps {
   uint32_t *need_chain, *need;   /* the pairs */
   uint32_t *min_known;           /* count x width: over the uses, the least known */
   uint32_t width;
-  uint32_t *use_start, *use;     /* each temporary's distinct using nodes */
+  uint32_t *use_start, *use;     /* each temporary's distinct using nodes (sg__mp_temps_uses) */
 } sg__mp_temps;
 
 /* Happens-before of the schedule (its streams and events when planned,
@@ -42,8 +42,12 @@ typedef struct sg__mp_temps {
 int sg__mp_clocks_build(const sg__schedule *s, const uint32_t *succ_start, const uint32_t *succ,
                         sg__mp_clocks *c);
 void sg__mp_clocks_free(sg__mp_clocks *c);
-/* Each temporary's uses against the clocks; -1 when out of memory. */
+/* Each temporary's uses against the clocks (no use lists); -1 when out of
+ * memory. */
 int sg__mp_temps_build(const sg__access_table *t, const sg__mp_clocks *c, sg__mp_temps *x);
+/* Adds each temporary's distinct using nodes (use_start, use) to a record
+ * sg__mp_temps_build made: the planner needs none, the bound does. */
+int sg__mp_temps_uses(const sg__access_table *t, uint32_t node_count, sg__mp_temps *x);
 void sg__mp_temps_free(sg__mp_temps *x);
 /* Every use of a finishes before any use of b starts. */
 int sg__mp_precedes(const sg__mp_temps *x, uint32_t a, uint32_t b);

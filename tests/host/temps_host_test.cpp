@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <random>
 
 #include "sg_test_util.h"
 
@@ -529,6 +530,59 @@ TEST(TempsHost, EachExecutableHasItsOwnArena) {
   EXPECT_NE(p1, p2);
   EXPECT_EQ((uintptr_t)p1 % 256, 0u);
   EXPECT_EQ(sg_exec_get_temp(e1, sg_temp{n.opaque}, &p1), SG_ERR_INVALID_ARGUMENT);
+}
+
+// A pipeline's batch binds the caller's side of copies whose other side is
+// a temporary (the request copied in, the result copied out): the bind
+// replaces that side, the temporary side stays the instance's own. Binding
+// the temporary side itself is refused with a message.
+TEST(TempsHost, PipelineBindsTheSideThatIsNotATemporary) {
+  uint32_t seed = std::random_device{}();
+  std::printf("TempsHost.PipelineBinds: seed %u\n", seed);
+  std::mt19937 rng(seed);
+  sgtest::Graph g;
+  sg_temp t{};
+  sg_temp_desc td{};
+  td.bytes = kElems * 4;
+  SG_ASSERT_OK(sg_graph_add_temp(g, &td, &t));
+  static uint32_t first_in[kElems], first_out[kElems];
+  sg_copy_desc up{nullptr, first_in, kElems * 4, SG_COPY_AUTO, "up"};
+  sg_copy_desc down{first_out, nullptr, kElems * 4, SG_COPY_AUTO, "down"};
+  sg_node nu{}, nd{};
+  SG_ASSERT_OK(sg_graph_add_copy_temp(g, &up, t, 0, sg_temp{}, 0, nullptr, 0, &nu));
+  SG_ASSERT_OK(sg_graph_add_copy_temp(g, &down, sg_temp{}, 0, t, 0, nullptr, 0, &nd));
+  sg_access w{}, r{};
+  w.temp = r.temp = t;
+  w.mode = SG_ACCESS_WRITE;
+  r.mode = SG_ACCESS_READ;
+  SG_ASSERT_OK(sg_graph_declare_access(g, nu, &w, 1));
+  SG_ASSERT_OK(sg_graph_declare_access(g, nd, &r, 1));
+  sg_pipeline_options po;
+  sg_pipeline_options_init(&po);
+  po.depth = 2;
+  po.exec = host_options(2);
+  sg_pipeline *p = nullptr;
+  SG_ASSERT_OK(sg_pipeline_create(g, &po, &p));
+  sgtest::Watchdog dog([] { std::fprintf(stderr, "PipelineBinds: hung\n"); });
+  constexpr int kBatches = 6;
+  static uint32_t in[kBatches][kElems], out[kBatches][kElems];
+  for (int b = 0; b < kBatches; b++) {
+    for (uint32_t i = 0; i < kElems; i++) in[b][i] = (uint32_t)rng(), out[b][i] = 0;
+    sg_pipeline_bind binds[2] = {sg_bind_copy_src(nu, in[b]), sg_bind_copy_dst(nd, out[b])};
+    sg_pipeline_batch batch{binds, 2, nullptr};
+    EXPECT_EQ(sg_pipeline_submit(p, &batch, nullptr), SG_OK) << "batch " << b << ": "
+                                                             << sg_last_error();
+  }
+  EXPECT_EQ(sg_pipeline_drain(p), SG_OK) << sg_last_error();
+  for (int b = 0; b < kBatches; b++)
+    EXPECT_EQ(std::memcmp(in[b], out[b], sizeof in[b]), 0) << "batch " << b;
+  sg_pipeline_bind wrong = sg_bind_copy_dst(nu, out[0]);
+  sg_pipeline_batch bad{&wrong, 1, nullptr};
+  EXPECT_EQ(sg_pipeline_submit(p, &bad, nullptr), SG_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::strstr(sg_last_error(), "dst is a temporary"), nullptr) << sg_last_error();
+  EXPECT_EQ(sg_pipeline_destroy(p), SG_OK) << sg_last_error();
+  dog.disarm();
+  EXPECT_FALSE(dog.fired());
 }
 
 }  // namespace
