@@ -16,13 +16,18 @@ __host__ __device__ uint32_t gmix(uint32_t a, uint32_t b, uint32_t salt) {
   return x;
 }
 
-__host__ __device__ void produce(uint32_t *state, unsigned *words, sg_cond_ref ref) {
+// The next grid into `words`; returns the value a condition would take.
+__host__ __device__ unsigned produce_words(uint32_t *state, unsigned *words) {
   const uint32_t v = gmix(state[0], 0x9e3779b9u, 7u);
   state[0] = v;
   words[0] = v % (GG_BOUND_X + 3);
   words[1] = 1 + (v >> 8) % (GG_BOUND_Y + 1);
   words[2] = 1 + (v >> 16) % 2;
-  sg_cond_set(ref, (v >> 20) & 1u);
+  return (v >> 20) & 1u;
+}
+
+__host__ __device__ void produce(uint32_t *state, unsigned *words, sg_cond_ref ref) {
+  sg_cond_set(ref, produce_words(state, words));
 }
 
 __host__ __device__ void consume(const uint32_t *in, uint32_t *out, uint32_t salt,
@@ -38,6 +43,10 @@ __global__ void produce_kernel(uint32_t *state, unsigned *words, sg_cond_ref ref
   if (threadIdx.x == 0 && blockIdx.x == 0) produce(state, words, ref);
 }
 
+__global__ void produce_plain_kernel(uint32_t *state, unsigned *words) {
+  if (threadIdx.x == 0 && blockIdx.x == 0) produce_words(state, words);
+}
+
 __global__ void consume_kernel(const uint32_t *in, uint32_t *out, uint32_t salt, sg_grid_ref g) {
   consume(in, out, salt, g, blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x, blockDim.x);
 }
@@ -48,6 +57,11 @@ extern "C" {
 
 const void *gg_produce_kernel(void) { return (const void *)produce_kernel; }
 const void *gg_consume_kernel(void) { return (const void *)consume_kernel; }
+const void *gg_produce_plain_kernel(void) { return (const void *)produce_plain_kernel; }
+
+void gg_produce_plain_twin(const sg_kernel_launch *, void *const *args) {
+  produce_words(*static_cast<uint32_t *const *>(args[0]), *static_cast<unsigned *const *>(args[1]));
+}
 
 void gg_produce_twin(const sg_kernel_launch *, void *const *args) {
   produce(*static_cast<uint32_t *const *>(args[0]), *static_cast<unsigned *const *>(args[1]),

@@ -18,6 +18,9 @@ enum { GG_BOUND_X = 40, GG_BOUND_Y = 3, GG_BLOCK = 64 };
 // ref = bit 20 of the new state.
 const void *gg_produce_kernel(void);
 void gg_produce_twin(const sg_kernel_launch *launch, void *const *args);
+// The same without a condition: (state, words).
+const void *gg_produce_plain_kernel(void);
+void gg_produce_plain_twin(const sg_kernel_launch *launch, void *const *args);
 // grid_consume(const uint32_t *in, uint32_t *out, uint32_t salt, sg_grid_ref g):
 // out[i] = mix(in[i] ^ salt, live grid) for each thread of the live grid.
 const void *gg_consume_kernel(void);
