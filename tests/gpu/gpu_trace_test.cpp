@@ -1,5 +1,6 @@
 // Traces on the GPU, in every CUDA mode (streams; graph built explicitly or
-// by capture: a traced graph with event-record nodes): every node of every
+// by capture: a traced graph with stamp kernel nodes, or event-record nodes
+// as the fallback): every node of every
 // launch, launches queued ahead of the event ring, times that respect the
 // graph's order, results still right, GPU launches placed on the host's
 // clock, in-place updates and rebuilds, staging copy threads, and a
