@@ -140,7 +140,8 @@ sg_status sg__cuda_tracer_make_graph(sg__cuda_tracer *t, sg__trace *trace,
   t->stamp_kernel = kernel;
   t->schedule = schedule;
   /* A row: the first stamp, one per node, the launch's number. */
-  if (n > UINT32_MAX - 2u || (size_t)n + 2 > (SIZE_MAX / sizeof(uint64_t) - 1) / SG__CUDA_TRACE_RING)
+  if (n > UINT32_MAX - 2u ||
+      (size_t)n + 2 > (SIZE_MAX / sizeof(uint64_t) - 1) / SG__CUDA_TRACE_RING)
     return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: too many nodes to trace (%u)", fn, n);
   t->stride = n + 2u;
   const size_t slots = (size_t)SG__CUDA_TRACE_RING * t->stride + 1;

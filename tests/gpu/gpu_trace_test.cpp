@@ -274,10 +274,13 @@ TEST_P(GpuTrace, SpinsOfKnownLengthAreTimed) {
     for (int l = 0; l < launches; l++) SG_ASSERT_OK(sg_exec_launch(e, nullptr));
     SG_ASSERT_OK(sg_exec_wait(e));
     EXPECT_EQ(gputest::read_u32(buf.p, 4 * seg), untraced) << "tracing changed the results";
-    /* Stamps: a node's duration also holds its own launch and its stamp's
-     * (about a microsecond each); events in a graph cost more. */
+    /* Stamps: a node's duration also holds its stamp's launch (and a
+     * root's the start stamp's run and its own launch), and a start read
+     * from a predecessor's stamp may come a little after the node began
+     * (both were ready at once); events in a graph cost more. */
     const bool stamped = graph_mode() && events[0] == '0';
-    const uint64_t over = (stamped ? 5000 : 10000) + gran, under = 500 + gran;
+    const uint64_t over = (stamped ? 6000 : 10000) + gran;
+    const uint64_t under = (stamped ? 1500 : 500) + gran;
     double worst = 0;
     for (uint64_t l = 1; l <= uint64_t(launches); l++) {
       std::vector<sg_trace_record> rec = sgtest::records_of(e, l, t.nodes.size());
