@@ -190,8 +190,14 @@ sg_status sg__cuda_graph_launch(sg__cuda_state *b, void *cuda_stream, uint64_t l
     b->tracer.seq++;
     call = "cudaEventRecord (trace, after the graph)";
     err = SG_CUDA(cudaEventRecord(set->start, target));
-    if (err != cudaSuccess) set = NULL; /* its times cannot be read: dropped */
-    err = cudaSuccess;
+    if (err != cudaSuccess) {
+      /* Its times cannot be read: the launch is kept out of the trace (a
+       * launch the trace lacks, as after a failure), the launch itself
+       * went in. */
+      cudaGetLastError();
+      set = NULL;
+      err = cudaSuccess;
+    }
   }
   if (err == cudaSuccess) {
     if (set) sg__cuda_tracer_recorded(set, launch);
