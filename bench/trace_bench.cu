@@ -54,6 +54,7 @@
 
 extern "C" sg_status sg__cuda_graph_of(const sg_exec *exec, cudaGraphExec_t *graph_exec,
                                        const cudaGraphNode_t **nodes);
+extern "C" int sg__cuda_trace_stamped(const sg_exec *exec);
 
 namespace {
 
@@ -463,6 +464,11 @@ int main(int argc, char **argv) {
     sg_exec *so = make_exec(g, SG_MODE_STREAMS, 0), *sn = make_exec(g, SG_MODE_STREAMS, 1);
     sg_exec *go = make_exec(g, SG_MODE_GRAPH, 0), *gn = make_exec(g, SG_MODE_GRAPH, 1);
     sg_exec *ge = make_exec(g, SG_MODE_GRAPH, 1, true);
+    if (!sg__cuda_trace_stamped(gn) || sg__cuda_trace_stamped(ge)) {
+      std::fprintf(stderr, "trace_bench: graph mode did not trace with stamps (the stamp kernel "
+                           "did not load), or the fallback was not taken\n");
+      std::exit(3);
+    }
     Raw raw(go);
     const int reps = std::max(20, 20000 / int(n)), lat_reps = std::max(10, 2000 / int(n));
     std::vector<double> thr =

@@ -93,6 +93,11 @@ sg_status sg__cuda_graph_of(const sg_exec *exec, cudaGraphExec_t *graph_exec,
   return SG_OK;
 }
 
+int sg__cuda_trace_stamped(const sg_exec *exec) {
+  const sg__cuda_state *b = sg__exec_backend_state(exec, sg__cuda_backend());
+  return b && b->tracer.trace && b->tracer.stamps;
+}
+
 /* Points a traced graph's event-record nodes at `set` (launches already
  * made keep the events they were launched with). */
 static cudaError_t point_trace_nodes(sg__cuda_state *b, const sg__cuda_trace_set *set) {

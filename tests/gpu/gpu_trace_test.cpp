@@ -23,6 +23,8 @@
 #include "svg_check.h"
 #include "trace_check.h"
 
+extern "C" int sg__cuda_trace_stamped(const sg_exec *exec);
+
 namespace {
 
 using gputest::DevMem;
@@ -267,6 +269,9 @@ TEST_P(GpuTrace, SpinsOfKnownLengthAreTimed) {
     sg_status created = sg_exec_create(g, &o, &e.e);
     unsetenv("SG_TRACE_GRAPH_EVENTS");
     SG_ASSERT_OK(created);
+    /* Graph mode on this GPU loads the stamp kernel (the fallback is for
+     * runtimes and drivers that cannot). */
+    EXPECT_EQ(sg__cuda_trace_stamped(e), graph_mode() && events[0] == '0' ? 1 : 0);
     const sg_plan *plan = nullptr;
     SG_ASSERT_OK(sg_exec_get_plan(e, &plan));
     gputest::poison(buf.p, 4 * seg * 4);
