@@ -80,8 +80,8 @@ typedef struct sg_staging_options {
   sg_pinned_pool *pool;       /* NULL: the process-wide default pool */
   size_t chunk_bytes;         /* 0: adapted to each copy's size, direction and protocol,
                                  1 to 16 MiB. Memop protocol (the default where the device
-                                 has it): 64 MiB in about 3.5 MiB chunks, 1 GiB in about
-                                 14 MiB. Callback protocol: 64 MiB in 10.7 MiB chunks
+                                 has it): 64 MiB in 5.8 MiB chunks host->device and
+                                 10.7 MiB device->host, 1 GiB in 16 MiB. Callback protocol: 64 MiB in 10.7 MiB chunks
                                  host->device, 16 MiB device->host; 1 GiB in 16 MiB; 8 MiB
                                  or less in one or two chunks (docs/staging.md) */
   unsigned ring_depth;        /* pinned chunks in flight per staged copy; 0: 4 */
