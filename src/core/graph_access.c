@@ -7,26 +7,12 @@
 #include "core/checked.h"
 #include "core/error.h"
 #include "core/graph_internal.h"
-#include "core/handles.h"
 #include "core/snapshot.h"
 #include "core/sys.h"
 
 #define MAX_TEMPS (SG__TEMP_TAG - 1u)
 #define MAX_ACCESSES ((uint32_t)1 << 30)
 
-static const char graph_word[] = "graph";
-
-static sg_status enter(sg_graph *graph, const char *fn) {
-  sg_status st = sg__handle_check(graph, SG__HANDLE_GRAPH, fn, graph_word);
-  return st ? st : sg__in_use_enter(&graph->in_use, fn, graph_word);
-}
-
-static void leave(sg_graph *graph) { sg__in_use_leave(&graph->in_use); }
-
-static sg_status enter_shared(const sg_graph *graph, const char *fn) {
-  sg_status st = sg__handle_check(graph, SG__HANDLE_GRAPH, fn, graph_word);
-  return st ? st : sg__graph_read_begin(graph, fn);
-}
 
 sg_status sg__temp_resolve(sg_temp temp, uint32_t serial, uint32_t temp_count, const char *fn,
                            const char *what, uint32_t *index) {
@@ -47,7 +33,7 @@ sg_status sg__temp_resolve(sg_temp temp, uint32_t serial, uint32_t temp_count, c
 }
 
 sg_status sg_graph_add_temp(sg_graph *graph, const sg_temp_desc *desc, sg_temp *out) {
-  sg_status st = enter(graph, __func__);
+  sg_status st = sg__graph_enter(graph, __func__);
   if (st) return st;
   sg__access_table *t = &graph->access;
   size_t align = desc ? (desc->alignment ? desc->alignment : 256) : 0;
@@ -84,7 +70,7 @@ sg_status sg_graph_add_temp(sg_graph *graph, const sg_temp_desc *desc, sg_temp *
     t->temps[index] = (sg__temp){desc->bytes, align, name};
     if (out) out->opaque = (uint64_t)graph->serial << 32 | (index | SG__TEMP_TAG);
   }
-  leave(graph);
+  sg__graph_leave(graph);
   return st;
 }
 
@@ -149,7 +135,7 @@ static sg_status convert(const sg_graph *g, uint32_t node, const sg_access *a, s
 
 sg_status sg_graph_declare_access(sg_graph *graph, sg_node node, const sg_access *accesses,
                                   size_t count) {
-  sg_status st = enter(graph, __func__);
+  sg_status st = sg__graph_enter(graph, __func__);
   if (st) return st;
   uint32_t index;
   sg__access_table *t = &graph->access;
@@ -175,13 +161,13 @@ sg_status sg_graph_declare_access(sg_graph *graph, sg_node node, const sg_access
   for (size_t i = 0; i < count && !st; i++)
     st = convert(graph, index, &accesses[i], i, __func__, &t->acc[t->count + i]);
   if (!st) t->count += (uint32_t)count;
-  leave(graph);
+  sg__graph_leave(graph);
   return st;
 }
 
 sg_status sg_graph_bind_temp(sg_graph *graph, sg_node node, unsigned arg, sg_temp temp,
                              size_t offset) {
-  sg_status st = enter(graph, __func__);
+  sg_status st = sg__graph_enter(graph, __func__);
   if (st) return st;
   uint32_t index, t_index = 0;
   sg__access_table *t = &graph->access;
@@ -218,12 +204,12 @@ sg_status sg_graph_bind_temp(sg_graph *graph, sg_node node, unsigned arg, sg_tem
     if (!st) t->bind_count++;
   }
   if (!st) t->binds[at] = (sg__temp_bind){index, arg, t_index, offset, 0};
-  leave(graph);
+  sg__graph_leave(graph);
   return st;
 }
 
 sg_status sg_graph_temp_count(const sg_graph *graph, size_t *count) {
-  sg_status st = enter_shared(graph, __func__);
+  sg_status st = sg__graph_read_begin(graph, __func__);
   if (st) return st;
   if (count) *count = graph->access.temp_count;
   else st = sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: count is NULL", __func__);
@@ -232,7 +218,7 @@ sg_status sg_graph_temp_count(const sg_graph *graph, size_t *count) {
 }
 
 sg_status sg_graph_access_count(const sg_graph *graph, size_t *count) {
-  sg_status st = enter_shared(graph, __func__);
+  sg_status st = sg__graph_read_begin(graph, __func__);
   if (st) return st;
   if (count) *count = graph->access.count;
   else st = sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: count is NULL", __func__);
@@ -241,7 +227,7 @@ sg_status sg_graph_access_count(const sg_graph *graph, size_t *count) {
 }
 
 sg_status sg_graph_inferred_edge_count(const sg_graph *graph, size_t *count) {
-  sg_status st = enter_shared(graph, __func__);
+  sg_status st = sg__graph_read_begin(graph, __func__);
   if (st) return st;
   if (!count) {
     st = sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: count is NULL", __func__);
@@ -294,7 +280,7 @@ static sg_status temp_side(const sg_graph *g, sg_temp temp, size_t offset, size_
 sg_status sg_graph_add_copy_temp(sg_graph *graph, const sg_copy_desc *desc, sg_temp dst_temp,
                                  size_t dst_offset, sg_temp src_temp, size_t src_offset,
                                  const sg_node *deps, size_t dep_count, sg_node *out) {
-  sg_status st = enter(graph, __func__);
+  sg_status st = sg__graph_enter(graph, __func__);
   if (st) return st;
   uint32_t dst = SG__NO_TEMP, src = SG__NO_TEMP;
   size_t bytes = desc ? desc->bytes : 0;
@@ -325,14 +311,14 @@ sg_status sg_graph_add_copy_temp(sg_graph *graph, const sg_copy_desc *desc, sg_t
                                                   auto_kind};
     if (out) *out = made;
   }
-  leave(graph);
+  sg__graph_leave(graph);
   return st;
 }
 
 sg_status sg_graph_add_memset_temp(sg_graph *graph, const sg_memset_desc *desc, sg_temp dst_temp,
                                    size_t dst_offset, const sg_node *deps, size_t dep_count,
                                    sg_node *out) {
-  sg_status st = enter(graph, __func__);
+  sg_status st = sg__graph_enter(graph, __func__);
   if (st) return st;
   uint32_t dst = SG__NO_TEMP;
   size_t bytes = 0;
@@ -361,6 +347,6 @@ sg_status sg_graph_add_memset_temp(sg_graph *graph, const sg_memset_desc *desc, 
         (sg__temp_bind){sg_node_index(made), SG__BIND_MEMSET_DST, dst, dst_offset, 0};
     if (out) *out = made;
   }
-  leave(graph);
+  sg__graph_leave(graph);
   return st;
 }
