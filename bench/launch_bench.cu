@@ -1008,6 +1008,17 @@ std::vector<PdlRow> pdl_rows(double *chain_worst, double *dag_geomean) {
   return rows;
 }
 
+// One sg_exec_launch, timed (us), keeping two launches in flight: it waits
+// for the launch before the previous one. `launched` counts the launches.
+double timed_launch_two_in_flight(sg_exec *x, uint64_t *launched) {
+  double t0 = now_us();
+  SGK(sg_exec_launch(x, nullptr));
+  double t = now_us() - t0;
+  ++*launched;
+  if (*launched > 2) SGK(sg_exec_wait_launch(x, *launched - 2));
+  return t;
+}
+
 // ---- rebuilds that never stall launches ---------------------------------------------
 //
 // A 100-node random DAG launched in a loop that keeps two launches in
@@ -1060,14 +1071,7 @@ StallRow stall_cost(const char *name, sg_exec_mode mode) {
   for (int round = 0; round < 3; round++) {
     sg_exec *x = make_exec(small, mode, SG_BUILD_EXPLICIT, nullptr);
     uint64_t launched = 0;
-    auto launch = [&]() {
-      double t0 = now_us();
-      SGK(sg_exec_launch(x, nullptr));
-      double t = now_us() - t0;
-      launched++;
-      if (launched > 2) SGK(sg_exec_wait_launch(x, launched - 2));
-      return t;
-    };
+    auto launch = [&]() { return timed_launch_two_in_flight(x, &launched); };
     std::vector<double> before;
     for (int i = 0; i < 50; i++) before.push_back(launch());
     const double old_us = median(before);
@@ -1170,14 +1174,7 @@ StallRow stall_raw(const char *name, sg_exec_mode mode) {
   for (int round = 0; round < 3; round++) {
     sg_exec *x = make_exec(small, mode, SG_BUILD_EXPLICIT, nullptr);
     uint64_t launched = 0;
-    auto launch = [&]() {
-      double t0 = now_us();
-      SGK(sg_exec_launch(x, nullptr));
-      double t = now_us() - t0;
-      launched++;
-      if (launched > 2) SGK(sg_exec_wait_launch(x, launched - 2));
-      return t;
-    };
+    auto launch = [&]() { return timed_launch_two_in_flight(x, &launched); };
     std::vector<double> before;
     for (int i = 0; i < 50; i++) before.push_back(launch());
     const double old_us = median(before);
