@@ -361,22 +361,25 @@ sg_status sg_graph_set_host(sg_graph *graph, sg_node node, const sg_host_desc *d
   return st;
 }
 
-sg_status sg_graph_node_count(const sg_graph *graph, size_t *count) {
-  sg_status st = enter_shared(graph, __func__);
+sg_status sg__graph_read_count(const sg_graph *graph, const char *fn,
+                               size_t (*read)(const sg_graph *graph), size_t *count) {
+  sg_status st = enter_shared(graph, fn);
   if (st) return st;
-  if (count) *count = graph->node_count;
-  else st = sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: count is NULL", __func__);
+  if (count) *count = read(graph);
+  else st = sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: count is NULL", fn);
   sg__graph_read_end(graph);
   return st;
 }
 
+static size_t node_count_of(const sg_graph *graph) { return graph->node_count; }
+static size_t edge_count_of(const sg_graph *graph) { return graph->edges.count; }
+
+sg_status sg_graph_node_count(const sg_graph *graph, size_t *count) {
+  return sg__graph_read_count(graph, __func__, node_count_of, count);
+}
+
 sg_status sg_graph_edge_count(const sg_graph *graph, size_t *count) {
-  sg_status st = enter_shared(graph, __func__);
-  if (st) return st;
-  if (count) *count = graph->edges.count;
-  else st = sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: count is NULL", __func__);
-  sg__graph_read_end(graph);
-  return st;
+  return sg__graph_read_count(graph, __func__, edge_count_of, count);
 }
 
 sg_status sg_graph_node_name(const sg_graph *graph, sg_node node, const char **name) {

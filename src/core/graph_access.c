@@ -208,22 +208,15 @@ sg_status sg_graph_bind_temp(sg_graph *graph, sg_node node, unsigned arg, sg_tem
   return st;
 }
 
+static size_t temp_count_of(const sg_graph *graph) { return graph->access.temp_count; }
+static size_t access_count_of(const sg_graph *graph) { return graph->access.count; }
+
 sg_status sg_graph_temp_count(const sg_graph *graph, size_t *count) {
-  sg_status st = sg__graph_read_begin(graph, __func__);
-  if (st) return st;
-  if (count) *count = graph->access.temp_count;
-  else st = sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: count is NULL", __func__);
-  sg__graph_read_end(graph);
-  return st;
+  return sg__graph_read_count(graph, __func__, temp_count_of, count);
 }
 
 sg_status sg_graph_access_count(const sg_graph *graph, size_t *count) {
-  sg_status st = sg__graph_read_begin(graph, __func__);
-  if (st) return st;
-  if (count) *count = graph->access.count;
-  else st = sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: count is NULL", __func__);
-  sg__graph_read_end(graph);
-  return st;
+  return sg__graph_read_count(graph, __func__, access_count_of, count);
 }
 
 sg_status sg_graph_inferred_edge_count(const sg_graph *graph, size_t *count) {

@@ -34,6 +34,12 @@ struct sg_graph {
 sg_status sg__graph_read_begin(const sg_graph *graph, const char *fn);
 void sg__graph_read_end(const sg_graph *graph);
 
+/* The body of a getter of one count: reads `graph` for `fn` and stores
+ * what `read` returns in *count (SG_ERR_INVALID_ARGUMENT when count is
+ * NULL). */
+sg_status sg__graph_read_count(const sg_graph *graph, const char *fn,
+                               size_t (*read)(const sg_graph *graph), size_t *count);
+
 /* The entry and exit of a call that changes `graph` (a live handle, not in
  * use by another call), for builder calls outside graph.c. */
 sg_status sg__graph_enter(sg_graph *graph, const char *fn);
