@@ -220,15 +220,22 @@ const char *sg__cond_kind_name(const sg__cond_node *p) {
   }
 }
 
+const char *sg__cond_body_name(const sg__node *node, uint32_t index, uint32_t body,
+                               char buf[SG__COND_BODY_NAME_BYTES]) {
+  char label[SG__LABEL_BYTES];
+  snprintf(buf, SG__COND_BODY_NAME_BYTES, "body %u of %s node %s", body,
+           sg__cond_kind_name(node->u.cond), sg__node_label(node, index, label));
+  return buf;
+}
+
 sg_status sg__cond_check_bodies(const sg__snapshot *snap, const char *fn) {
   for (uint32_t i = 0; i < snap->node_count; i++) {
     const sg__node *node = &snap->nodes[i];
     if (node->kind != SG__NODE_COND) continue;
     const sg__cond_node *p = node->u.cond;
     for (uint32_t b = 0; b < p->body_count; b++) {
-      char where[1024], label[SG__LABEL_BYTES];
-      snprintf(where, sizeof where, "%.600s: body %u of %s node %s", fn, b, sg__cond_kind_name(p),
-               sg__node_label(node, i, label));
+      char where[1024], body[SG__COND_BODY_NAME_BYTES];
+      snprintf(where, sizeof where, "%.600s: %s", fn, sg__cond_body_name(node, i, b, body));
       sg__snapshot tmp;
       const sg__snapshot *view;
       int made;

@@ -50,6 +50,12 @@ sg_status sg__cond_check_bodies(const sg__snapshot *snap, const char *fn);
 /* "IF", "IF/ELSE", "WHILE", "SWITCH". */
 const char *sg__cond_kind_name(const sg__cond_node *payload);
 
+/* How messages name body `body` of conditional node `node` (#index):
+ * "body 1 of IF/ELSE node 'name' (#3)", written into `buf`, returned. */
+#define SG__COND_BODY_NAME_BYTES (SG__LABEL_BYTES + 48)
+const char *sg__cond_body_name(const sg__node *node, uint32_t index, uint32_t body,
+                               char buf[SG__COND_BODY_NAME_BYTES]);
+
 /* The condition index a handle stands for in the top-level graph with
  * serial `root_serial` and `count` conditions (message naming `fn`). */
 sg_status sg__cond_resolve(sg_cond cond, uint32_t root_serial, uint32_t count, const char *fn,

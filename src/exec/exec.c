@@ -472,12 +472,12 @@ static int find_body(const sg__snapshot *snap, uint32_t serial, char *where, siz
     const sg__node *n = &snap->nodes[i];
     if (n->kind != SG__NODE_COND || !n->u.cond->bodies) continue;
     for (uint32_t b = 0; b < n->u.cond->body_count; b++) {
-      char label[SG__LABEL_BYTES];
       if (n->u.cond->bodies[b].graph_serial == serial ||
           find_body(&n->u.cond->bodies[b], serial, where, cap)) {
-        if (n->u.cond->bodies[b].graph_serial == serial)
-          snprintf(where, cap, "body %u of %s node %s", b, sg__cond_kind_name(n->u.cond),
-                   sg__node_label(n, i, label));
+        if (n->u.cond->bodies[b].graph_serial == serial) {
+          char name[SG__COND_BODY_NAME_BYTES];
+          snprintf(where, cap, "%s", sg__cond_body_name(n, i, b, name));
+        }
         return 1;
       }
     }

@@ -49,9 +49,8 @@ sg_status sg__host_cond_check(const sg__node *node, uint32_t index, int on, int 
                               const char *fn) {
   const sg__cond_node *p = node->u.cond;
   for (uint32_t b = 0; b < p->body_count; b++) {
-    char where[1024], label[SG__LABEL_BYTES];
-    snprintf(where, sizeof where, "%.600s: body %u of %s node %s", fn, b, sg__cond_kind_name(p),
-             sg__node_label(node, index, label));
+    char where[1024], name[SG__COND_BODY_NAME_BYTES];
+    snprintf(where, sizeof where, "%.600s: %s", fn, sg__cond_body_name(node, index, b, name));
     sg__snapshot tmp;
     const sg__snapshot *body;
     int made;
@@ -91,10 +90,9 @@ static sg_status run_body(const sg__host_conds *c, sg_exec *exec, const sg__node
   const sg__cond_node *p = node->u.cond;
   const sg__snapshot *body = &p->bodies[b];
   const uint32_t *order = p->orders[b];
-  char label[SG__LABEL_BYTES];
+  char name[SG__COND_BODY_NAME_BYTES];
   if (!order) { /* validation refuses a cycle before a backend sees it */
-    sg__format(message, cap, "body %u of %s node %s has a cycle", b, sg__cond_kind_name(p),
-               sg__node_label(node, index, label));
+    sg__format(message, cap, "%s has a cycle", sg__cond_body_name(node, index, b, name));
     return SG_ERR_CYCLE;
   }
   for (uint32_t k = 0; k < body->node_count; k++) {
@@ -103,8 +101,7 @@ static sg_status run_body(const sg__host_conds *c, sg_exec *exec, const sg__node
     char inner[SG_ERROR_MESSAGE_BYTES];
     sg_status st = sg__host_cond_run(c, exec, &body->nodes[j], j, inner, sizeof inner);
     if (st) {
-      sg__format(message, cap, "body %u of %s node %s: %s", b, sg__cond_kind_name(p),
-                 sg__node_label(node, index, label), inner);
+      sg__format(message, cap, "%s: %s", sg__cond_body_name(node, index, b, name), inner);
       return st;
     }
   }
