@@ -92,14 +92,6 @@ static sg_temp temp(sg_graph *g, size_t bytes) {
   return t;
 }
 
-static sg_access on_temp(sg_temp t, sg_access_mode mode) {
-  sg_access a;
-  memset(&a, 0, sizeof a);
-  a.temp = t;
-  a.mode = mode;
-  return a;
-}
-
 static sg_access on_ext(size_t at, size_t bytes, sg_access_mode mode) {
   sg_access a;
   memset(&a, 0, sizeof a);
@@ -126,29 +118,29 @@ static void build_mlp(sg_graph *g, unsigned micro, unsigned layers, size_t batch
     sg_temp act = temp(g, batch * d * 4);
     sg_node in = node(g);
     sg_access a[4] = {on_ext(m * 1048576, batch * d * 4, SG_ACCESS_READ),
-                      on_temp(act, SG_ACCESS_WRITE)};
+                      sg_access_temp(act, SG_ACCESS_WRITE)};
     declare(g, in, a, 2);
     weights_at = 16u << 20;
     for (unsigned l = 0; l < layers; l++) {
       size_t out = width[(l + 1) % 4];
       sg_temp pre = temp(g, batch * out * 4), ws = temp(g, (size_t)4 << 20);
       sg_node gemm = node(g);
-      a[0] = on_temp(act, SG_ACCESS_READ);
+      a[0] = sg_access_temp(act, SG_ACCESS_READ);
       a[1] = on_ext(weights_at, d * out * 4 > 4096 ? 4096 : d * out * 4, SG_ACCESS_READ);
-      a[2] = on_temp(pre, SG_ACCESS_WRITE);
-      a[3] = on_temp(ws, SG_ACCESS_READ_WRITE);
+      a[2] = sg_access_temp(pre, SG_ACCESS_WRITE);
+      a[3] = sg_access_temp(ws, SG_ACCESS_READ_WRITE);
       declare(g, gemm, a, 4);
       weights_at += 4096;
       sg_temp next = temp(g, batch * out * 4);
       sg_node relu = node(g);
-      a[0] = on_temp(pre, SG_ACCESS_READ);
-      a[1] = on_temp(next, SG_ACCESS_WRITE);
+      a[0] = sg_access_temp(pre, SG_ACCESS_READ);
+      a[1] = sg_access_temp(next, SG_ACCESS_WRITE);
       declare(g, relu, a, 2);
       act = next;
       d = out;
     }
     sg_node out = node(g);
-    a[0] = on_temp(act, SG_ACCESS_READ);
+    a[0] = sg_access_temp(act, SG_ACCESS_READ);
     a[1] = on_ext((size_t)(40 + m) << 20, batch * d * 4, SG_ACCESS_WRITE);
     declare(g, out, a, 2);
   }
@@ -166,11 +158,11 @@ static void build_random(sg_graph *g, unsigned temps) {
     sg_node n = node(g);
     sg_access a[4];
     unsigned k = 0;
-    a[k++] = on_temp(t[i], SG_ACCESS_WRITE);
+    a[k++] = sg_access_temp(t[i], SG_ACCESS_WRITE);
     unsigned reads = i ? 1 + rnd() % 3 : 0;
     for (unsigned r = 0; r < reads; r++) {
       unsigned back = rnd() % 8 == 0 ? 1 + rnd() % i : 1 + rnd() % (i < 32 ? i : 32);
-      a[k++] = on_temp(t[i - back], SG_ACCESS_READ);
+      a[k++] = sg_access_temp(t[i - back], SG_ACCESS_READ);
     }
     declare(g, n, a, k);
   }
@@ -295,13 +287,13 @@ static void build_create(sg_graph *g, unsigned n, int planned, uint64_t seed) {
     if (planned) t[i] = temp(g, bytes);
     sg_node v = node(g);
     sg_access a[3];
-    a[0] = planned ? on_temp(t[i], SG_ACCESS_WRITE) : on_ext((size_t)i * 4096, 4096, SG_ACCESS_WRITE);
+    a[0] = planned ? sg_access_temp(t[i], SG_ACCESS_WRITE) : on_ext((size_t)i * 4096, 4096, SG_ACCESS_WRITE);
     for (unsigned r = 1; r < 3; r++) {
       unsigned from = i ? i - 1 - (unsigned)(rnd() % (i < 64 ? i : 64)) : 0;
       if (!i) {
         a[r] = on_ext((size_t)(n + r) * 4096, 4096, SG_ACCESS_READ); /* an input */
       } else {
-        a[r] = planned ? on_temp(t[from], SG_ACCESS_READ)
+        a[r] = planned ? sg_access_temp(t[from], SG_ACCESS_READ)
                        : on_ext((size_t)from * 4096, 4096, SG_ACCESS_READ);
       }
     }

@@ -65,14 +65,6 @@ static sg_stream_fn_desc gemm_desc(const mlp_graph *m, mlp_gemm *g, const char *
   return d;
 }
 
-static sg_access on_temp(sg_temp t, sg_access_mode mode) {
-  sg_access a;
-  memset(&a, 0, sizeof a);
-  a.temp = t;
-  a.mode = mode;
-  return a;
-}
-
 /* A kernel node whose arguments 0 and 1 (output, input) are the
  * temporaries `out` and `in` (the pointers in the call are replaced in
  * every executable), with their accesses: in place when they are one. */
@@ -82,7 +74,7 @@ static sg_status add_kernel(mlp_graph *m, sg_kernel_call *call, const char *name
   sg_status st = sg_graph_add_kernel(m->graph, &call->desc, NULL, 0, node);
   if (!st) st = sg_graph_bind_temp(m->graph, *node, 0, out, 0);
   if (!st) st = sg_graph_bind_temp(m->graph, *node, 1, in, 0);
-  sg_access acc[2] = {on_temp(out, SG_ACCESS_WRITE), on_temp(in, SG_ACCESS_READ)};
+  sg_access acc[2] = {sg_access_temp(out, SG_ACCESS_WRITE), sg_access_temp(in, SG_ACCESS_READ)};
   size_t count = 2;
   if (out.opaque == in.opaque) {
     acc[0].mode = SG_ACCESS_READ_WRITE;
@@ -131,7 +123,7 @@ sg_status mlp_graph_build(mlp_graph *m, sg_backend backend, const mlp_shape *s,
     sg_copy_desc up = {NULL, requests, mul3(s->batch, s->in, sizeof(float)), SG_COPY_AUTO,
                        "upload"};
     st = sg_graph_add_copy_temp(m->graph, &up, m->x, 0, (sg_temp){0}, 0, NULL, 0, &m->upload);
-    sg_access w = on_temp(m->x, SG_ACCESS_WRITE);
+    sg_access w = sg_access_temp(m->x, SG_ACCESS_WRITE);
     if (!st) st = sg_graph_declare_access(m->graph, m->upload, &w, 1);
   }
   if (!st) {
@@ -154,7 +146,7 @@ sg_status mlp_graph_build(mlp_graph *m, sg_backend backend, const mlp_shape *s,
       mlp_gemm_release(g); /* the graph did not take it */
       break;
     }
-    sg_access acc[2] = {on_temp(m->act[l], SG_ACCESS_READ), on_temp(m->act[l + 1], SG_ACCESS_WRITE)};
+    sg_access acc[2] = {sg_access_temp(m->act[l], SG_ACCESS_READ), sg_access_temp(m->act[l + 1], SG_ACCESS_WRITE)};
     st = sg_graph_declare_access(m->graph, m->gemm[l], acc, 2);
     int last = l + 1 == s->layers;
     if (!st) {
@@ -172,7 +164,7 @@ sg_status mlp_graph_build(mlp_graph *m, sg_backend backend, const mlp_shape *s,
     sg_copy_desc down = {results, NULL, mul3(s->batch, s->out, sizeof(float)), SG_COPY_AUTO,
                          "download"};
     st = sg_graph_add_copy_temp(m->graph, &down, (sg_temp){0}, 0, fin, 0, NULL, 0, &m->download);
-    sg_access r = on_temp(fin, SG_ACCESS_READ);
+    sg_access r = sg_access_temp(fin, SG_ACCESS_READ);
     if (!st) st = sg_graph_declare_access(m->graph, m->download, &r, 1);
   }
   if (st) {

@@ -37,14 +37,6 @@ static sg_temp add_temp(ols_graph *m, size_t bytes, const char *name, sg_status 
   return t;
 }
 
-static sg_access on_temp(sg_temp t, sg_access_mode mode) {
-  sg_access a;
-  memset(&a, 0, sizeof a);
-  a.temp = t;
-  a.mode = mode;
-  return a;
-}
-
 /* A kernel node whose pointer arguments 0 .. count-1 are the temporaries
  * `t` (the values in the descriptor are replaced in every executable),
  * with their accesses: argument 0 written, the others read. */
@@ -55,7 +47,7 @@ static sg_status add_kernel(ols_graph *m, sg_kernel_call *k, const char *name, c
   sg_access acc[3];
   for (unsigned i = 0; i < count && !st; i++) {
     st = sg_graph_bind_temp(m->graph, *out, i, t[i], 0);
-    acc[i] = on_temp(t[i], i ? SG_ACCESS_READ : SG_ACCESS_WRITE);
+    acc[i] = sg_access_temp(t[i], i ? SG_ACCESS_READ : SG_ACCESS_WRITE);
   }
   /* The filter of one filter multiplies in place: one access, both ways. */
   if (!st && count == 2 && t[0].opaque == t[1].opaque) {
@@ -86,7 +78,7 @@ static sg_status add_fft(ols_graph *m, int inverse, size_t count, sg_temp t, con
     fft_call_release(call); /* the graph did not take it */
     return st;
   }
-  sg_access a = on_temp(t, SG_ACCESS_READ_WRITE);
+  sg_access a = sg_access_temp(t, SG_ACCESS_READ_WRITE);
   return sg_graph_declare_access(m->graph, *out, &a, 1);
 }
 
@@ -127,12 +119,12 @@ sg_status ols_graph_build(ols_graph *m, sg_backend backend, const fir_shape *s,
   sg_access w;
   st = sg_graph_add_copy_temp(m->graph, &uh, m->history, 0, (sg_temp){0}, 0, NULL, 0,
                               &m->up_history);
-  w = on_temp(m->history, SG_ACCESS_WRITE);
+  w = sg_access_temp(m->history, SG_ACCESS_WRITE);
   if (!st) st = sg_graph_declare_access(m->graph, m->up_history, &w, 1);
   if (!st)
     st = sg_graph_add_copy_temp(m->graph, &uc, m->chunk, 0, (sg_temp){0}, 0, NULL, 0,
                                 &m->up_chunk);
-  w = on_temp(m->chunk, SG_ACCESS_WRITE);
+  w = sg_access_temp(m->chunk, SG_ACCESS_WRITE);
   if (!st) st = sg_graph_declare_access(m->graph, m->up_chunk, &w, 1);
   if (!st) {
     /* Pointer arguments are placeholders: the temporaries bound replace them. */
@@ -165,7 +157,7 @@ sg_status ols_graph_build(ols_graph *m, sg_backend backend, const fir_shape *s,
     sg_copy_desc d = {out, NULL, outs * sizeof(float), SG_COPY_AUTO, "download"};
     st = sg_graph_add_copy_temp(m->graph, &d, (sg_temp){0}, 0, m->powers, 0, NULL, 0,
                                 &m->download);
-    sg_access r = on_temp(m->powers, SG_ACCESS_READ);
+    sg_access r = sg_access_temp(m->powers, SG_ACCESS_READ);
     if (!st) st = sg_graph_declare_access(m->graph, m->download, &r, 1);
   }
   if (st) {

@@ -433,6 +433,12 @@ typedef struct sg_access {
   unsigned flags;            /* 0 or SG_ACCESS_COMMUTATIVE */
 } sg_access;
 
+/* An access to the whole of temporary `temp`, in `mode`. */
+static inline sg_access sg_access_temp(sg_temp temp, sg_access_mode mode) {
+  sg_access a = {NULL, 0, temp, 0, mode, 0};
+  return a;
+}
+
 /* Adds a temporary of desc->bytes bytes to the graph. */
 SG_API sg_status sg_graph_add_temp_sized(sg_graph *graph, const sg_temp_desc *desc,
                                          size_t desc_size, sg_temp *out);

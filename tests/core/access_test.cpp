@@ -74,6 +74,28 @@ sg_access on_temp(sg_temp t, size_t offset, size_t bytes, sg_access_mode mode,
   return a;
 }
 
+// sg_access_temp names the whole temporary: the same as the access spelled
+// out field by field.
+TEST(Access, AccessTempIsTheWholeTemporary) {
+  sgtest::Graph g;
+  sg_temp_desc d = {256, 0, "t"};
+  sg_temp t;
+  SG_ASSERT_OK(sg_graph_add_temp(g, &d, &t));
+  const sg_access a = sg_access_temp(t, SG_ACCESS_READ_WRITE);
+  const sg_access want = on_temp(t, 0, 0, SG_ACCESS_READ_WRITE);
+  EXPECT_EQ(a.ptr, nullptr);
+  EXPECT_EQ(a.temp.opaque, want.temp.opaque);
+  EXPECT_EQ(a.offset, 0u);
+  EXPECT_EQ(a.bytes, 0u);
+  EXPECT_EQ(a.mode, SG_ACCESS_READ_WRITE);
+  EXPECT_EQ(a.flags, 0u);
+  sg_node n = add_empty(g, "n");
+  SG_ASSERT_OK(sg_graph_declare_access(g, n, &a, 1));
+  size_t count = 0;
+  SG_ASSERT_OK(sg_graph_access_count(g, &count));
+  EXPECT_EQ(count, 1u);
+}
+
 TEST(Access, ReadAfterWriteWriteAfterReadWriteAfterWrite) {
   sgtest::Graph g;
   static char x[64];
