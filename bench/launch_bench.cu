@@ -1415,29 +1415,46 @@ void print_breakdown(const std::vector<Row> &rows, const Micro &mi) {
 
 }  // namespace
 
-// `--only pdl`: that section alone, its rows and targets in the JSON.
-int only_pdl(const char *json, const char *device, int driver, int runtime) {
-  double chain_worst = 0, dag_geomean = 0;
-  std::vector<PdlRow> pdl = pdl_rows(&chain_worst, &dag_geomean);
+// One section's JSON for `--only`: the frame, the rows `rows` writes (under
+// the key `section`), and the targets (the JSON objects, comma-separated).
+int write_only_json(const char *json, const char *section, const char *device, int driver,
+                    int runtime, const std::function<void(FILE *)> &rows,
+                    const std::string &targets) {
   FILE *f = std::fopen(json, "w");
   if (!f) {
     std::fprintf(stderr, "launch_bench: cannot write %s\n", json);
     return 1;
   }
   std::fprintf(f,
-               "{\n  \"benchmark\": \"launch_bench\",\n  \"section\": \"pdl\",\n  "
-               "\"device\": \"%s\",\n  \"driver\": %d,\n  \"runtime\": %d,\n  \"pdl\": [\n",
-               device, driver, runtime);
-  write_pdl_json(f, pdl);
-  std::fprintf(f,
-               "  ],\n  \"targets\": [{\"what\": \"pdl_chain_graph\", \"limit\": 0.8, "
-               "\"worst\": %.4f, \"met\": %s}, {\"what\": \"pdl_dag_graph_geomean\", "
-               "\"limit\": 0.9, \"worst\": %.4f, \"met\": %s}]\n}\n",
-               chain_worst, chain_worst <= 0.8 ? "true" : "false", dag_geomean,
-               dag_geomean <= 0.9 ? "true" : "false");
+               "{\n  \"benchmark\": \"launch_bench\",\n  \"section\": \"%s\",\n  "
+               "\"device\": \"%s\",\n  \"driver\": %d,\n  \"runtime\": %d,\n  \"%s\": [\n",
+               section, device, driver, runtime, section);
+  rows(f);
+  std::fprintf(f, "  ],\n  \"targets\": [%s]\n}\n", targets.c_str());
   std::fclose(f);
   std::printf("JSON: %s\n", json);
   return 0;
+}
+
+// A target as a JSON object.
+std::string target_json(const char *what, double limit, double worst, bool met) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf,
+                "{\"what\": \"%s\", \"limit\": %g, \"worst\": %.4f, \"met\": %s}", what,
+                limit, worst, met ? "true" : "false");
+  return buf;
+}
+
+// `--only pdl`: that section alone, its rows and targets in the JSON.
+int only_pdl(const char *json, const char *device, int driver, int runtime) {
+  double chain_worst = 0, dag_geomean = 0;
+  std::vector<PdlRow> pdl = pdl_rows(&chain_worst, &dag_geomean);
+  return write_only_json(json, "pdl", device, driver, runtime,
+                         [&](FILE *f) { write_pdl_json(f, pdl); },
+                         target_json("pdl_chain_graph", 0.8, chain_worst, chain_worst <= 0.8) +
+                             ", " +
+                             target_json("pdl_dag_graph_geomean", 0.9, dag_geomean,
+                                         dag_geomean <= 0.9));
 }
 
 // `--only rebuild_stall`: that section alone (seconds, not minutes), its
@@ -1445,24 +1462,9 @@ int only_pdl(const char *json, const char *device, int driver, int runtime) {
 int only_stall(const char *json, const char *device, int driver, int runtime) {
   double worst = 0;
   std::vector<StallRow> stalls = stall_rows(&worst);
-  FILE *f = std::fopen(json, "w");
-  if (!f) {
-    std::fprintf(stderr, "launch_bench: cannot write %s\n", json);
-    return 1;
-  }
-  std::fprintf(f,
-               "{\n  \"benchmark\": \"launch_bench\",\n  \"section\": \"rebuild_stall\",\n  "
-               "\"device\": \"%s\",\n  \"driver\": %d,\n  \"runtime\": %d,\n  "
-               "\"rebuild_stall\": [\n",
-               device, driver, runtime);
-  write_stall_json(f, stalls);
-  std::fprintf(f,
-               "  ],\n  \"targets\": [{\"what\": \"rebuild_stall_ms\", \"limit\": 1.0, "
-               "\"worst\": %.4f, \"met\": %s}]\n}\n",
-               worst, worst <= 1.0 ? "true" : "false");
-  std::fclose(f);
-  std::printf("JSON: %s\n", json);
-  return 0;
+  return write_only_json(json, "rebuild_stall", device, driver, runtime,
+                         [&](FILE *f) { write_stall_json(f, stalls); },
+                         target_json("rebuild_stall_ms", 1.0, worst, worst <= 1.0));
 }
 
 int main(int argc, char **argv) {
