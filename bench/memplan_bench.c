@@ -1,6 +1,6 @@
 /* memplan_bench: planned temporaries. No GPU needed (host backend).
  *
- *   memplan_bench [out.json] [--quick]
+ *   memplan_bench [out.json] [--quick] [--export-mlp DIR]
  *
  * 1. Peak temporary memory of an MLP inference DAG (micro-batches in
  *    parallel, GEMM + workspace + activation per layer) and of random
@@ -24,13 +24,21 @@
  *    planned temporaries: the time with planning over the time without,
  *    on the calling thread's CPU time (the wall clock is shown too).
  *    Median of 7 alternating runs.
- * Targets: peak <= 1.05 x bound (every graph); creation <= 1.2 x. */
+ * Targets: peak <= 1.05 x bound (every graph); creation <= 1.2 x.
+ *
+ * --export-mlp DIR writes, per MLP row, DIR/mlp-MxL-sS.json: the
+ * temporaries' sizes, the temporaries each node touches, and two serial
+ * orders (issue order; creation order, the order a program running the
+ * layers one after the other writes) with the live peak of each, for
+ * bench/memplan_torch.py to replay through PyTorch's caching allocator. */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "core/snapshot.h"
@@ -181,6 +189,9 @@ typedef struct row {
   double gm_instantiate_ms;
 } row;
 
+/* --export-mlp: the folder for the MLP rows' replay files, or NULL. */
+static const char *export_dir;
+
 static sg_exec_options host(unsigned streams) {
   sg_exec_options o;
   sg_exec_options_init(&o);
@@ -189,14 +200,15 @@ static sg_exec_options host(unsigned streams) {
   return o;
 }
 
-/* The most bytes live at once running the nodes one by one in `order`. */
-static size_t serial_peak(const sg__schedule *s, const sg__access_table *t) {
-  uint32_t n = s->node_count;
+/* The most bytes live at once running the nodes one by one in `order`
+ * (every node once): each temporary from its first use to its last. */
+static size_t serial_peak(const uint32_t *order, uint32_t n, const sg__access_table *t) {
   uint32_t *rank = malloc((n + 1) * sizeof *rank);
   uint32_t *first = malloc((t->temp_count + 1) * sizeof *first);
   uint32_t *last = malloc((t->temp_count + 1) * sizeof *last);
   long long *delta = calloc(n + 2, sizeof *delta);
-  for (uint32_t k = 0; k < n; k++) rank[s->order[k]] = k;
+  if (!rank || !first || !last || !delta) exit(3);
+  for (uint32_t k = 0; k < n; k++) rank[order[k]] = k;
   for (uint32_t k = 0; k < t->temp_count; k++) first[k] = UINT32_MAX, last[k] = 0;
   for (uint32_t i = 0; i < t->count; i++) {
     const sg__access *a = &t->acc[i];
@@ -222,6 +234,80 @@ static size_t serial_peak(const sg__schedule *s, const sg__access_table *t) {
   return (size_t)peak;
 }
 
+static void write_order(FILE *f, const char *name, const uint32_t *order, uint32_t n,
+                        const sg__access_table *t, int last) {
+  fprintf(f, "    {\"name\": \"%s\", \"serial_live_bytes\": %zu, \"nodes\": [", name,
+          serial_peak(order, n, t));
+  for (uint32_t k = 0; k < n; k++) fprintf(f, "%s%u", k ? ", " : "", order[k]);
+  fprintf(f, "]}%s\n", last ? "" : ",");
+}
+
+/* DIR/mlp-MxL-sS.json for bench/memplan_torch.py: the temporaries, the ones
+ * each node touches (each once, in declaration order), and the serial
+ * orders to replay. Creation order is written only where it is a
+ * topological order (an explicit edge may point backwards). */
+static void export_replay(const row *r, const sg__schedule *s, const sg__snapshot *snap) {
+  const sg__access_table *t = &snap->access;
+  uint32_t n = s->node_count;
+  char path[4096], name[64];
+  unsigned m, l;
+  if (sscanf(r->family, "mlp %ux%u", &m, &l) != 2) exit(3);
+  snprintf(name, sizeof name, "mlp-%ux%u-s%u.json", m, l, r->streams);
+  snprintf(path, sizeof path, "%s/%s", export_dir, name);
+  FILE *f = fopen(path, "w");
+  if (!f) {
+    perror(path);
+    exit(1);
+  }
+  /* The accesses by node (a counting sort), then each node's temporaries. */
+  uint32_t *start = calloc(n + 1, sizeof *start), *by_node = malloc((t->count + 1) * sizeof *by_node);
+  uint32_t *seen = calloc(t->temp_count + 1, sizeof *seen), *order = malloc((n + 1) * sizeof *order);
+  if (!start || !by_node || !seen || !order) exit(3);
+  for (uint32_t i = 0; i < t->count; i++) start[t->acc[i].node + 1]++;
+  for (uint32_t v = 0; v < n; v++) start[v + 1] += start[v];
+  for (uint32_t i = 0; i < t->count; i++) by_node[start[t->acc[i].node]++] = i;
+  for (uint32_t v = n; v > 0; v--) start[v] = start[v - 1];
+  start[0] = 0;
+  fprintf(f, "{\n  \"benchmark\": \"memplan_bench export\",\n  \"graph\": \"%s\",\n", r->family);
+  fprintf(f,
+          "  \"streams\": %u,\n  \"nodes\": %u,\n  \"peak_bytes\": %zu,\n  \"bound_bytes\": %zu,\n"
+          "  \"no_reuse_bytes\": %zu,\n  \"graph_mode_bytes\": %zu,\n  \"temps\": [\n",
+          r->streams, n, r->peak, r->bound, r->no_reuse, r->graph_mode);
+  for (uint32_t k = 0; k < t->temp_count; k++)
+    fprintf(f, "    {\"id\": %u, \"bytes\": %zu}%s\n", k, t->temps[k].bytes,
+            k + 1 < t->temp_count ? "," : "");
+  fprintf(f, "  ],\n  \"node_temps\": [\n");
+  for (uint32_t v = 0; v < n; v++) {
+    fprintf(f, "    [");
+    int any = 0;
+    for (uint32_t i = start[v]; i < start[v + 1]; i++) {
+      uint32_t tmp = t->acc[by_node[i]].temp;
+      if (tmp == SG__NO_TEMP || seen[tmp] == v + 1) continue;
+      seen[tmp] = v + 1;
+      fprintf(f, "%s%u", any++ ? ", " : "", tmp);
+    }
+    fprintf(f, "]%s\n", v + 1 < n ? "," : "");
+  }
+  int creation_ok = 1;
+  for (uint32_t v = 0; v < n; v++) {
+    order[v] = v;
+    for (uint32_t e = snap->succ_start[v]; e < snap->succ_start[v + 1]; e++)
+      if (snap->succ[e] < v) creation_ok = 0;
+  }
+  fprintf(f, "  ],\n  \"orders\": [\n");
+  write_order(f, "issue", s->order, n, t, !creation_ok);
+  if (creation_ok) write_order(f, "creation", order, n, t, 1);
+  fprintf(f, "  ]\n}\n");
+  if (fclose(f)) {
+    perror(path);
+    exit(1);
+  }
+  free(start);
+  free(by_node);
+  free(seen);
+  free(order);
+}
+
 static void measure(sg_graph *g, unsigned streams, const char *family, row *r) {
   memset(r, 0, sizeof *r);
   snprintf(r->family, sizeof r->family, "%s", family);
@@ -241,7 +327,7 @@ static void measure(sg_graph *g, unsigned streams, const char *family, row *r) {
   r->peak = mem.arena_bytes;
   r->no_reuse = mem.no_reuse_bytes;
   CHECK(sg__memplan_lower_bound(s, snap.succ_start, snap.succ, &snap.access, &r->bound));
-  r->serial = serial_peak(s, &snap.access);
+  r->serial = serial_peak(s->order, s->node_count, &snap.access);
   sg__memplan m;
   double t0 = now_ms();
   CHECK(sg__memplan_build(s, snap.succ_start, snap.succ, &snap.access, 1, &m));
@@ -253,6 +339,7 @@ static void measure(sg_graph *g, unsigned streams, const char *family, row *r) {
   CHECK(sg__memplan_build(&view, snap.succ_start, snap.succ, &snap.access, 1, &m));
   r->graph_mode = m.arena_bytes;
   sg__memplan_free(&m);
+  if (export_dir && !strncmp(family, "mlp ", 4)) export_replay(r, s, &snap);
 #ifdef SG_MEMPLAN_GRAPHMEM
   graphmem_result gm;
   int gm_rc = graphmem_measure(s, snap.succ_start, snap.succ, &snap.access, &gm);
@@ -311,8 +398,21 @@ int main(int argc, char **argv) {
   const char *json_path = "memplan_bench.json";
   int quick = 0;
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--quick")) quick = 1;
-    else json_path = argv[i];
+    if (!strcmp(argv[i], "--quick")) {
+      quick = 1;
+    } else if (!strcmp(argv[i], "--export-mlp")) {
+      if (i + 1 >= argc) {
+        fprintf(stderr, "memplan_bench: --export-mlp needs a folder (it is created if missing)\n");
+        return 1;
+      }
+      export_dir = argv[++i];
+      if (mkdir(export_dir, 0777) && errno != EEXIST) {
+        fprintf(stderr, "memplan_bench: --export-mlp %s: %s\n", export_dir, strerror(errno));
+        return 1;
+      }
+    } else {
+      json_path = argv[i];
+    }
   }
   external = malloc(external_bytes);
   FILE *json = fopen(json_path, "w");
@@ -328,10 +428,11 @@ int main(int argc, char **argv) {
   row rows[64];
   int nrows = 0;
   double worst_mlp = 0, worst_random = 0;
-  /* The MLP: 4 micro-batches of 64, 12 layers, on 8 streams; and alone. */
+  /* The MLP: 1, 4 and 8 micro-batches of 64 on 8 streams; 4 also on 2, and
+   * on 1 (serial, as a program on one stream runs it). */
   struct {
     unsigned micro, layers, streams;
-  } mlps[] = {{1, 12, 8}, {4, 12, 8}, {4, 12, 2}, {8, 24, 8}};
+  } mlps[] = {{1, 12, 8}, {4, 12, 8}, {4, 12, 2}, {4, 12, 1}, {8, 24, 8}};
   for (unsigned i = 0; i < sizeof mlps / sizeof *mlps; i++) {
     sg_graph *g;
     CHECK(sg_graph_create(&g));
