@@ -3,8 +3,10 @@
 // own pageable path. Sections:
 //
 //  1. rows: 64 MiB and 1 GiB, both directions, the host side warm (the same
-//     buffer copied again and again) and cold (flushed from the CPU caches
-//     before each run, untimed): the driver's path (cudaMemcpyAsync on the
+//     buffer copied again and again; a device->host destination read by the
+//     bench's thread before each run, as an application reads its output)
+//     and cold (flushed from the CPU caches before each run, untimed): the
+//     driver's path (cudaMemcpyAsync on the
 //     pageable buffer + sync), the pinned ceiling (cudaHostAlloc'ed buffer),
 //     and staged copies (an executable with one copy node, SG_STAGING_STAGE,
 //     launch + wait) in streams mode and graph mode, under the memop
@@ -16,9 +18,10 @@
 //     pinned, staged (streams, graph), the driver's path through an
 //     executable (SG_STAGING_NONE), and SG_STAGING_AUTO with fresh data
 //     each launch (the node pointed at one of two buffers in turn, so it
-//     never registers), with the route AUTO took. Where staging overtakes
-//     the driver's path (the crossover), and whether AUTO took the faster
-//     path at every size.
+//     never registers), with the route AUTO took. Device->host, each case
+//     starts from a destination the bench's thread has read. Where staging
+//     overtakes the driver's path (the crossover), and whether AUTO took the
+//     faster path at every size.
 //  3. launches: a reused 64 MiB and 1 GiB buffer under AUTO (registered in
 //     the background, in pieces, from its first reuse), every launch timed:
 //     no launch after the first may take more than 1.5x the steady state
@@ -109,6 +112,19 @@ void flush_cache(const void *p, size_t n) {
   std::memset(scratch.data(), static_cast<int>(n & 0xff), scratch.size());
   (void)p;
 #endif
+}
+
+// Reads [p, p + n) on this thread, as an application reads a copy's
+// output; the sum goes to a global so that the reads stay.
+uint64_t read_sink;
+void read_all(const uint8_t *p, size_t n) {
+  uint64_t sum = 0;
+  for (size_t i = 0; i + sizeof(uint64_t) <= n; i += sizeof(uint64_t)) {
+    uint64_t w;
+    std::memcpy(&w, p + i, sizeof w);
+    sum += w;
+  }
+  read_sink += sum;
 }
 
 // One timed case: `run` is timed; `before` (may be empty) runs untimed
@@ -271,12 +287,20 @@ Row measure_row(Buffers &b, size_t bytes, bool h2d, bool cold, int rounds, sg_pi
   OneCopy mg(e.dst, e.src, bytes, SG_MODE_GRAPH, SG_STAGING_STAGE, pool, "memops");
   OneCopy cs(e.dst, e.src, bytes, SG_MODE_STREAMS, SG_STAGING_STAGE, pool, "callbacks");
   OneCopy cg(e.dst, e.src, bytes, SG_MODE_GRAPH, SG_STAGING_STAGE, pool, "callbacks");
-  std::function<void()> flush;
-  if (cold) flush = [&] { flush_cache(host, bytes); };
+  // Before each timed run the host side is cold (flushed) or, warm, as the
+  // application left it: a source it wrote once, a destination it read
+  // after the previous copy (section 2 says why that matters).
+  std::function<void()> flush, pinned_flush;
+  if (cold) {
+    flush = [&] { flush_cache(host, bytes); };
+    pinned_flush = [&] { flush_cache(b.pinned, bytes); };
+  } else if (!h2d) {
+    flush = [&] { read_all(host, bytes); };
+    pinned_flush = [&] { read_all(b.pinned, bytes); };
+  }
   std::vector<Case> cases = {
       {[&] { driver_copy(b, h2d, host, bytes); }, flush},
-      {[&] { pinned_copy(b, h2d, bytes); }, cold ? [&] { flush_cache(b.pinned, bytes); }
-                                                 : std::function<void()>()},
+      {[&] { pinned_copy(b, h2d, bytes); }, pinned_flush},
       {[&] { ms.run(); }, flush},
       {[&] { mg.run(); }, flush},
       {[&] { cs.run(); }, flush},
@@ -359,16 +383,30 @@ SizeRow measure_size(Buffers &b, size_t bytes, bool h2d, sg_pinned_pool *pool, b
     Ends x = ends(b, h2d, on_alt ? alt : host);
     au.retarget(x.dst, x.src, bytes);
   };
+  // Device->host, every case starts with its destination as the
+  // application left it after reading the previous output: read by this
+  // thread. Without that, each case would find the lines the case before it
+  // wrote, and whoever wrote them decides what the next write costs: lines
+  // a dozen copy threads left modified in their cores' caches cost the
+  // driver's one copying thread far more than lines it wrote itself, at
+  // sizes that fit in the caches. Host->device cases only read their
+  // sources, so no case changes what the next one finds.
+  auto read_back = [&](const uint8_t *dst) {
+    if (!h2d) read_all(dst, bytes);
+  };
   const int rounds = bytes <= 1 * MiB ? 41 : bytes <= 64 * MiB ? 11 : bytes <= 256 * MiB ? 5 : 3;
   sg_exec_stats before = au.stats();
-  std::vector<double> got =
-      interleaved_rates(bytes, rounds,
-                        {{[&] { driver_copy(b, h2d, host, bytes); }, {}},
-                         {[&] { pinned_copy(b, h2d, bytes); }, {}},
-                         {[&] { st.run(); }, {}},
-                         {[&] { gr.run(); }, {}},
-                         {[&] { dr.run(); }, {}},
-                         {[&] { au.run(); }, flip}});
+  std::vector<double> got = interleaved_rates(
+      bytes, rounds,
+      {{[&] { driver_copy(b, h2d, host, bytes); }, [&] { read_back(host); }},
+       {[&] { pinned_copy(b, h2d, bytes); }, [&] { read_back(b.pinned); }},
+       {[&] { st.run(); }, [&] { read_back(host); }},
+       {[&] { gr.run(); }, [&] { read_back(host); }},
+       {[&] { dr.run(); }, [&] { read_back(host); }},
+       {[&] { au.run(); }, [&] {
+          flip();
+          read_back(on_alt ? alt : host);
+        }}});
   sg_exec_stats after = au.stats();
   r.driver = got[0];
   r.pinned = got[1];
