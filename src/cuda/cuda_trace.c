@@ -5,7 +5,7 @@
 #include "core/sys.h"
 #include "cuda/cuda_call.h"
 #include "cuda/cuda_trace.h"
-#include "plan/schedule.h"
+#include "exec/trace_stamps.h"
 
 /* An anchor older than this is renewed when the executable is idle: a
  * launch's distance to it is a float of milliseconds, whose resolution
@@ -209,10 +209,9 @@ static cudaError_t elapsed_ns(cudaEvent_t from, cudaEvent_t to, uint64_t *ns) {
 }
 
 /* Reads a stamped set back: waits for the launch's end, checks that its
- * row holds that launch, and derives each node's start from the stamps of
- * what it waited for: its reduced predecessors, and with a captured graph
- * also the node before it in its stream and the nodes whose events it
- * waited for (the captured edges). */
+ * row holds that launch, and derives the nodes' times from the stamps
+ * (exec/trace_stamps.h): with a captured graph, stream order and the
+ * captured event waits bind starts as well as the reduced edges. */
 static void read_stamps(sg__cuda_tracer *t, sg__cuda_trace_set *set) {
   const uint64_t launch = set->launch;
   set->launch = 0;
@@ -224,34 +223,14 @@ static void read_stamps(sg__cuda_tracer *t, sg__cuda_trace_set *set) {
   const volatile uint64_t *row =
       t->ring + (size_t)(set->seq & (SG__CUDA_TRACE_RING - 1u)) * t->stride;
   if (row[t->stride - 1] != set->seq) return; /* its stamps did not all run */
-  const sg__schedule *s = *t->schedule;
   uint64_t *start = t->scratch, *end = t->scratch + (n ? n : 1);
   const uint64_t t0 = row[0];
-  for (uint32_t v = 0; v < n; v++) {
-    start[v] = t0;
-    end[v] = row[1 + v];
-  }
-  for (uint32_t u = 0; u < n; u++)
-    for (uint32_t e = s->red_start[u]; e < s->red_start[u + 1]; e++)
-      if (end[u] > start[s->red_succ[e]]) start[s->red_succ[e]] = end[u];
-  if (t->capture && s->streams_planned)
-    for (uint32_t v = 0; v < n; v++) {
-      if (s->position[v] > 0) {
-        uint32_t prev = s->stream_nodes[s->stream_start[s->stream_of[v]] + s->position[v] - 1];
-        if (end[prev] > start[v]) start[v] = end[prev];
-      }
-      for (uint32_t w = s->wait_start[v]; w < s->wait_start[v + 1]; w++) {
-        uint32_t from = s->event_node[s->wait_event[w]];
-        if (end[from] > start[v]) start[v] = end[from];
-      }
-    }
-  /* Relative to the launch's first stamp. A node's stamp can run before a
-   * predecessor's (both wait for that predecessor only): such a node is
-   * given no duration rather than a negative one. */
+  for (uint32_t v = 0; v < n; v++) end[v] = row[1 + v];
+  sg__trace_stamps_times(*t->schedule, t->capture, t0, end, start, end);
+  /* Relative to the launch's first stamp, which every time is at or after. */
   for (uint32_t v = 0; v < n; v++) {
     start[v] -= t0;
-    end[v] = end[v] > t0 ? end[v] - t0 : 0;
-    if (end[v] < start[v]) end[v] = start[v];
+    end[v] -= t0;
   }
   const int64_t from_anchor = (int64_t)(t0 - t->anchor_stamp);
   uint64_t base = from_anchor >= 0 ? t->anchor_ns + (uint64_t)from_anchor

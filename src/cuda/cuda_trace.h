@@ -13,12 +13,13 @@
  * Graph mode times nodes with stamps instead where it can (trace_stamp.c):
  * the traced graph has a stamp kernel node at its start and one after every
  * node, each writing the GPU's global timer into the launch's row of a ring
- * in mapped pinned memory; a node's start is the latest stamp of the nodes
- * it waits for (or the launch's first stamp). The kernel picks the row from
- * a launch counter in device memory, so a launch re-points nothing; a set
- * then holds only its `start` event, recorded after the graph launch, which
- * says when the row may be read. Where the stamp kernel cannot be loaded,
- * graph mode keeps the event-record nodes.
+ * in mapped pinned memory; nodes' starts and ends follow from the stamps
+ * by exec/trace_stamps.h's rule (a start is the latest end of what the node
+ * waited for, an end its stamp or, if later, its start). The kernel picks
+ * the row from a launch counter in device memory, so a launch re-points
+ * nothing; a set then holds only its `start` event, recorded after the
+ * graph launch, which says when the row may be read. Where the stamp
+ * kernel cannot be loaded, graph mode keeps the event-record nodes.
  *
  * To place GPU times on the host's clock, an anchor event is recorded on
  * streams[0] and synchronised with while the executable is idle; a launch's
