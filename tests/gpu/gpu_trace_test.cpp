@@ -43,6 +43,14 @@ int busy(void *ns) {
   return 0;
 }
 
+// The slack allowed between a node's start and a predecessor's end. Events
+// on different streams may read a little apart; stamps are turned into
+// times by a rule that orders every edge exactly (exec/trace_stamps.h), so a
+// stamped trace gets none.
+uint64_t edge_slack(const sg_exec *e, uint64_t events_slack) {
+  return sg__cuda_trace_stamped(e) ? 0 : events_slack;
+}
+
 uint64_t host_now_ns() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -140,7 +148,8 @@ TEST_P(GpuTrace, EveryLaunchQueuedAheadIsTimed) {
   uint64_t previous_end = 0;
   for (uint64_t l = 1; l <= launches; l++) {
     std::vector<sg_trace_record> rec = sgtest::records_of(e, l, w.t.nodes.size());
-    sgtest::check_launch(plan, w.t, l, rec, sgtest::kClockSlackNs, "launch " + std::to_string(l));
+    sgtest::check_launch(plan, w.t, l, rec, edge_slack(e, sgtest::kClockSlackNs),
+                         "launch " + std::to_string(l));
     if (rec.empty()) continue;
     uint64_t first = UINT64_MAX, last = 0;
     for (auto &r : rec) {
@@ -199,9 +208,10 @@ TEST_P(GpuTrace, EveryLaunchQueuedAheadIsTimed) {
 // Kernels that spin a known time, in a diamond, timed by each way the mode
 // has (graph mode: stamps, and events as where the stamp kernel cannot
 // load, SG_TRACE_GRAPH_EVENTS=1): every kernel's duration is its spin within
-// a few microseconds, every node starts after its predecessors end (within
-// the timer's granularity, printed), and the results are bitwise those of
-// an untraced executable.
+// a few microseconds (the root of streams mode's first launch: at least its
+// spin), every node starts after its predecessors end (exactly with stamps;
+// within the events' resolution and the timer's granularity, printed,
+// otherwise), and the results are bitwise those of an untraced executable.
 TEST_P(GpuTrace, SpinsOfKnownLengthAreTimed) {
   const uint32_t seed = uint32_t(host_now_ns());
   SCOPED_TRACE("seed " + std::to_string(seed));
@@ -289,12 +299,19 @@ TEST_P(GpuTrace, SpinsOfKnownLengthAreTimed) {
     double worst = 0;
     for (uint64_t l = 1; l <= uint64_t(launches); l++) {
       std::vector<sg_trace_record> rec = sgtest::records_of(e, l, t.nodes.size());
-      sgtest::check_launch(plan, t, l, rec, 500 + gran, "launch " + std::to_string(l));
+      sgtest::check_launch(plan, t, l, rec, edge_slack(e, 500 + gran),
+                           "launch " + std::to_string(l));
       for (const sg_trace_record &r : rec) {
         uint32_t i = sg_node_index(r.node);
         if (i >= 4) continue;
         const uint64_t d = r.end_ns - r.start_ns;
         EXPECT_GE(d + under, spin[i]) << "launch " << l << " node " << i;
+        /* Streams mode records a root's "before" event on an idle stream
+         * on the first launch: it completes at once, while the host is
+         * still submitting the kernel after it, so that start can come
+         * early by the submission's time (later launches queue behind the
+         * one before). Only the lower bound holds for it. */
+        if (!graph_mode() && l == 1 && deps[i].empty()) continue;
         EXPECT_LE(d, spin[i] + over) << "launch " << l << " node " << i;
         worst = std::max(worst, std::fabs(double(d) - double(spin[i])));
       }
@@ -319,6 +336,7 @@ TEST_P(GpuTrace, UpdatesKeepTracing) {
   SG_ASSERT_OK(sg_exec_create(g, &o, &e.e));
   const sg_plan *plan = nullptr;
   SG_ASSERT_OK(sg_exec_get_plan(e, &plan));
+  const uint64_t slack = edge_slack(e, sgtest::kClockSlackNs);
   std::vector<uint32_t> want = w.prepare(seed);
   SG_ASSERT_OK(sg_exec_launch(e, nullptr));
   // Work on the quarters with one more round each: in place in graph mode.
@@ -334,8 +352,8 @@ TEST_P(GpuTrace, UpdatesKeepTracing) {
   for (size_t i = 0; i < kN; i++) want[i] = gputest::work_ref(in[i], i % (kN / 4), kRounds + 1);
   EXPECT_EQ(got, want);
   for (uint64_t l = 1; l <= 2; l++)
-    sgtest::check_launch(plan, w.t, l, sgtest::records_of(e, l, w.t.nodes.size()),
-                         sgtest::kClockSlackNs, "launch " + std::to_string(l));
+    sgtest::check_launch(plan, w.t, l, sgtest::records_of(e, l, w.t.nodes.size()), slack,
+                         "launch " + std::to_string(l));
   sg_exec_stats st;
   SG_ASSERT_OK(sg_exec_get_stats(e, &st));
   if (graph_mode()) EXPECT_EQ(st.in_place_updates, 4u);
@@ -353,8 +371,12 @@ TEST_P(GpuTrace, UpdatesKeepTracing) {
   t2.edges.emplace_back(uint32_t(t2.nodes.size() - 1), uint32_t(t2.nodes.size()));
   t2.nodes.push_back(after);
   t2.timed.push_back(true);
+  /* The join before the new host node is empty: in a captured graph its
+   * stamp can run before the download's (exec/trace_stamps.h). The rebuilt
+   * graph is stamped as well, so its edges are held to zero slack. */
+  if (graph_mode()) EXPECT_EQ(sg__cuda_trace_stamped(e), 1) << "the rebuilt graph";
   sgtest::check_launch(plan, t2, 3, sgtest::records_of(e, 3, t2.nodes.size()),
-                       sgtest::kClockSlackNs, "launch 3, after the rebuild");
+                       edge_slack(e, sgtest::kClockSlackNs), "launch 3, after the rebuild");
 }
 
 // Streams mode with pageable memory staged: the copy threads' spans are on
