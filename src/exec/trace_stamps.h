@@ -28,9 +28,11 @@
  * `stream_order` (a graph built by capturing the plan's streams, where
  * stream order binds too) also the node before it in its stream and the
  * nodes whose events it waited for; stream_order is ignored when the
- * schedule's streams are not planned. `stamp[v]`: node v's stamp (stamps
- * and t0 read >= t0 unless the clock is wrong; the times returned are all
- * >= t0 regardless). `end` may be `stamp` itself; `start` may not. */
+ * schedule's streams are not planned. `stamp[v]`: node v's stamp; the
+ * times returned are all >= t0, even for a stamp that reads earlier (which
+ * a launch's stamps, all taken after its first, never should). `end` may
+ * be `stamp` itself (the values are read before they are overwritten);
+ * `start` may not. */
 void sg__trace_stamps_times(const sg__schedule *s, int stream_order, uint64_t t0,
                             const uint64_t *stamp, uint64_t *start, uint64_t *end);
 
