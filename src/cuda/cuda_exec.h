@@ -427,6 +427,10 @@ sg_status sg__cuda_graph_create(sg__cuda_state *b, struct sg__trace *trace, cons
  * graph we build from the library's cost around it. */
 sg_status sg__cuda_graph_of(const sg_exec *exec, cudaGraphExec_t *graph_exec,
                             const cudaGraphNode_t **nodes);
+/* 1 when a traced CUDA executable times its graph with stamps, 0 when with
+ * events (or untraced, or not CUDA). For tests and benchmarks: they say
+ * which way they measured. */
+int sg__cuda_trace_stamped(const sg_exec *exec);
 sg_status sg__cuda_graph_launch(sg__cuda_state *b, void *cuda_stream, uint64_t launch);
 /* Builds and instantiates the graph from the executable's nodes (with
  * `swap` standing in for one of them, or NULL), b->op and b->work as they

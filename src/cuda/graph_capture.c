@@ -67,6 +67,24 @@ static sg_status add_to_capture(sg__cuda_state *b, uint32_t n, const sg__copy *c
   return err == cudaSuccess ? SG_OK : sg__cuda_fail(err, call, sg__cuda_where(b, fn, n, where));
 }
 
+/* Adds node `n`'s stamp kernel node after what `stream` has captured so
+ * far, leaving the stream's dependencies as they were. */
+static cudaError_t add_stamp(sg__cuda_state *b, uint32_t n, cudaStream_t stream,
+                             cudaGraphNode_t *stamp) {
+  enum cudaStreamCaptureStatus status;
+  cudaGraph_t graph = NULL;
+  const cudaGraphNode_t *deps = NULL;
+  size_t nd = 0;
+  cudaError_t err =
+      SG_CUDA(cudaStreamGetCaptureInfo(stream, &status, NULL, &graph, &deps, NULL, &nd));
+  if (err != cudaSuccess) return err;
+  if (status != cudaStreamCaptureStatusActive) return cudaErrorStreamCaptureInvalidated;
+  sg__cuda_stamp_args sa;
+  struct cudaKernelNodeParams sp;
+  sg__cuda_stamp_params(&b->tracer, 1 + n, 0, &sa, &sp);
+  return SG_CUDA(cudaGraphAddKernelNode(stamp, graph, deps, nd, &sp));
+}
+
 /* The conditions' handles, on the graph the capture builds (before any
  * kernel that names one is captured). */
 static sg_status capture_cond_handles(sg__cuda_state *b, const char *fn) {
@@ -107,7 +125,22 @@ static sg_status replay(sg__cuda_state *b, const sg__cuda_swap *swap, cudaGraph_
   const sg__cuda_trace_set *set = trace ? &b->tracer.sets[0] : NULL;
   const char *call = "cudaEventRecordWithFlags (trace, external)";
   cudaError_t err = cudaSuccess;
-  if (trace) {
+  /* With stamps: the start stamp is captured on home before the fork, and
+   * each node's stamp is added by hand after what its stream has captured,
+   * without becoming the stream's dependency (off the path to what
+   * follows). */
+  const int stamps = trace && b->tracer.stamps;
+  if (stamps) {
+    sg__cuda_stamp_args sa;
+    struct cudaKernelNodeParams sp;
+    sg__cuda_stamp_params(&b->tracer, 0, 1, &sa, &sp);
+    call = "cudaLaunchKernel (trace stamp)";
+    err = SG_CUDA(
+        cudaLaunchKernel(sp.func, sp.gridDim, sp.blockDim, sp.kernelParams, 0, home));
+    if (err == cudaSuccess) err = captured_node(home, &trace[0]);
+    if (err == cudaSuccess && !trace[0]) err = cudaErrorStreamCaptureUnjoined;
+    if (err != cudaSuccess) return sg__cuda_fail(err, call, fn);
+  } else if (trace) {
     err = SG_CUDA(cudaEventRecordWithFlags(set->start, home, cudaEventRecordExternal));
     if (err == cudaSuccess) err = captured_node(home, &trace[0]);
     if (err == cudaSuccess && !trace[0]) err = cudaErrorStreamCaptureUnjoined;
@@ -129,7 +162,7 @@ static sg_status replay(sg__cuda_state *b, const sg__cuda_swap *swap, cudaGraph_
       call = "cudaStreamWaitEvent";
       err = SG_CUDA(cudaStreamWaitEvent(stream, b->events[s->wait_event[w]], 0));
     }
-    if (err == cudaSuccess && trace) {
+    if (err == cudaSuccess && trace && !stamps) {
       call = "cudaEventRecordWithFlags (trace, external)";
       err = SG_CUDA(cudaEventRecordWithFlags(set->before[n], stream, cudaEventRecordExternal));
       if (err == cudaSuccess) err = captured_node(stream, &trace[1 + 2 * n]);
@@ -173,7 +206,10 @@ static sg_status replay(sg__cuda_state *b, const sg__cuda_swap *swap, cudaGraph_
       }
       if (st) return st;
     }
-    if (err == cudaSuccess && trace) {
+    if (err == cudaSuccess && stamps) {
+      call = "cudaGraphAddKernelNode (trace stamp)";
+      err = add_stamp(b, n, stream, &trace[2 + 2 * n]);
+    } else if (err == cudaSuccess && trace) {
       call = "cudaEventRecordWithFlags (trace, external)";
       err = SG_CUDA(cudaEventRecordWithFlags(set->after[n], stream, cudaEventRecordExternal));
       if (err == cudaSuccess) err = captured_node(stream, &trace[2 + 2 * n]);

@@ -132,7 +132,18 @@ sg_status sg__cuda_build_explicit(sg__cuda_state *b, const sg__cuda_swap *swap, 
    * root, so the events are recorded in the graph's own order. */
   cudaGraphNode_t *trace = out->trace_nodes;
   const sg__cuda_trace_set *set = trace ? &b->tracer.sets[0] : NULL;
-  if (!st && trace) {
+  /* With stamps the graph's own edges stay as they are: the start stamp
+   * precedes every root, and each node's stamp hangs off the node, off
+   * the path to its successors, so tracing lengthens no chain but the
+   * first. */
+  const int stamps = trace && b->tracer.stamps;
+  sg__cuda_stamp_args sa;
+  struct cudaKernelNodeParams sp;
+  if (!st && stamps) {
+    sg__cuda_stamp_params(&b->tracer, 0, 1, &sa, &sp);
+    err = SG_CUDA(cudaGraphAddKernelNode(&trace[0], out->graph, NULL, 0, &sp));
+    if (err != cudaSuccess) st = sg__cuda_fail(err, "cudaGraphAddKernelNode (trace stamp)", fn);
+  } else if (!st && trace) {
     err = SG_CUDA(cudaGraphAddEventRecordNode(&trace[0], out->graph, NULL, 0, set->start));
     if (err != cudaSuccess) st = sg__cuda_fail(err, "cudaGraphAddEventRecordNode (trace)", fn);
   }
@@ -144,10 +155,13 @@ sg_status sg__cuda_build_explicit(sg__cuda_state *b, const sg__cuda_swap *swap, 
     uint32_t v = s->order[k];
     size_t nd = 0;
     for (uint32_t e = p.start[v]; e < p.start[v + 1]; e++)
-      deps[nd++] = trace ? trace[2 + 2 * p.list[e]] : out->nodes[p.list[e]];
+      deps[nd++] = trace && !stamps ? trace[2 + 2 * p.list[e]] : out->nodes[p.list[e]];
     const char *call = "cudaGraphAddEventRecordNode (trace)";
     err = cudaSuccess;
-    if (trace) {
+    if (stamps && nd == 0) {
+      deps[0] = trace[0];
+      nd = 1;
+    } else if (trace && !stamps) {
       err = SG_CUDA(cudaGraphAddEventRecordNode(&trace[1 + 2 * v], out->graph,
                                                 nd ? deps : &trace[0], nd ? nd : 1,
                                                 set->before[v]));
@@ -161,7 +175,11 @@ sg_status sg__cuda_build_explicit(sg__cuda_state *b, const sg__cuda_swap *swap, 
     if (err == cudaSuccess)
       st = add_node(b, v, sg__cuda_build_node(b, swap, v), out->graph, deps, nd, out, fn, &call,
                     &err);
-    if (!st && err == cudaSuccess && trace) {
+    if (!st && err == cudaSuccess && stamps) {
+      call = "cudaGraphAddKernelNode (trace stamp)";
+      sg__cuda_stamp_params(&b->tracer, 1 + v, 0, &sa, &sp);
+      err = SG_CUDA(cudaGraphAddKernelNode(&trace[2 + 2 * v], out->graph, &out->nodes[v], 1, &sp));
+    } else if (!st && err == cudaSuccess && trace) {
       call = "cudaGraphAddEventRecordNode (trace)";
       err = SG_CUDA(cudaGraphAddEventRecordNode(&trace[2 + 2 * v], out->graph, &out->nodes[v], 1,
                                                 set->after[v]));

@@ -34,7 +34,8 @@ sg_status sg__cuda_graph_rebuild(sg__cuda_state *b, const sg__cuda_swap *swap, c
   sg__cuda_graph g = {0};
   g.nodes = sg__calloc(b->s->node_count ? b->s->node_count : 1, sizeof *g.nodes);
   /* A traced graph: event-record nodes around every node, recording the
-   * tracer's first set until a launch points them elsewhere. */
+   * tracer's first set until a launch points them elsewhere; or stamp
+   * kernel nodes at 0 and after every node (2 + 2v; 1 + 2v unused). */
   if (g.nodes && b->tracer.trace &&
       !(g.trace_nodes = sg__calloc((size_t)2 * b->s->node_count + 1, sizeof *g.trace_nodes))) {
     sg__free(g.nodes);
@@ -71,9 +72,12 @@ sg_status sg__cuda_graph_rebuild(sg__cuda_state *b, const sg__cuda_swap *swap, c
 sg_status sg__cuda_graph_create(sg__cuda_state *b, sg__trace *trace, const char *fn) {
   sg_status st = b->build == SG_BUILD_CAPTURE ? sg__cuda_streams_make(b, fn)
                                               : sg__cuda_streams_make_one(b, fn);
-  /* The tracer's first set is what a traced graph's event nodes record. */
+  /* Stamps where the stamp kernel loads, else the tracer's first set is
+   * what a traced graph's event nodes record. */
   if (!st && trace)
-    st = sg__cuda_tracer_make(&b->tracer, trace, b->s->node_count, b->home, fn);
+    st = sg__cuda_tracer_make_graph(&b->tracer, trace,
+                                    (const struct sg__schedule *const *)&b->s,
+                                    b->build == SG_BUILD_CAPTURE, b->home, fn);
   if (st || b->s->node_count == 0) return st;
   return sg__cuda_graph_rebuild(b, NULL, fn);
 }
@@ -87,6 +91,11 @@ sg_status sg__cuda_graph_of(const sg_exec *exec, cudaGraphExec_t *graph_exec,
   *graph_exec = b->g.exec;
   *nodes = b->g.nodes;
   return SG_OK;
+}
+
+int sg__cuda_trace_stamped(const sg_exec *exec) {
+  const sg__cuda_state *b = sg__exec_backend_state(exec, sg__cuda_backend());
+  return b && b->tracer.trace && b->tracer.stamps;
 }
 
 /* Points a traced graph's event-record nodes at `set` (launches already
@@ -160,7 +169,8 @@ sg_status sg__cuda_graph_launch(sg__cuda_state *b, void *cuda_stream, uint64_t l
     }
   }
   const char *call = "cudaGraphExecEventRecordNodeSetEvent (trace)";
-  cudaError_t err = set ? point_trace_nodes(b, set) : cudaSuccess;
+  cudaError_t err = set && !b->tracer.stamps ? point_trace_nodes(b, set) : cudaSuccess;
+  if (set && b->tracer.stamps) set->seq = b->tracer.seq; /* the row its stamps go to */
   /* The first launch after a switch into a caller's stream follows the
    * old version's last launch (sg__cuda_follow). */
   if (err == cudaSuccess && b->handover_pending && target != b->home) {
@@ -178,6 +188,21 @@ sg_status sg__cuda_graph_launch(sg__cuda_state *b, void *cuda_stream, uint64_t l
     if (err == cudaSuccess) b->handover_pending = 0;
     /* A launch that did not go in takes back what was queued and armed. */
     sg__cuda_staged_copy_launched(b, err == cudaSuccess);
+  }
+  if (err == cudaSuccess && set && b->tracer.stamps) {
+    /* The graph's first stamp bumped the device's counter: so does the
+     * host's. The set's event says when the row may be read. */
+    b->tracer.seq++;
+    call = "cudaEventRecord (trace, after the graph)";
+    err = SG_CUDA(cudaEventRecord(set->start, target));
+    if (err != cudaSuccess) {
+      /* Its times cannot be read: the launch is kept out of the trace (a
+       * launch the trace lacks, as after a failure), the launch itself
+       * went in. */
+      cudaGetLastError();
+      set = NULL;
+      err = cudaSuccess;
+    }
   }
   if (err == cudaSuccess) {
     if (set) sg__cuda_tracer_recorded(set, launch);

@@ -18,6 +18,7 @@ list(APPEND SG_CUDA_C_SOURCES
   cuda/cuda_memset.c
   cuda/cuda_stream_fn.c
   cuda/cuda_trace.c
+  cuda/trace_stamp.c
   cuda/streams_mode.c
   cuda/graph_mode.c
   cuda/graph_explicit.c

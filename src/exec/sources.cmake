@@ -9,6 +9,7 @@ list(APPEND SG_C_SOURCES
   exec/trace.c
   exec/trace_json.c
   exec/trace_svg.c
+  exec/trace_stamps.c
   exec/exec_trace.c
   exec/exec_dump.c
   exec/staging_api.c

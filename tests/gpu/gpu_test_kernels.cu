@@ -48,9 +48,31 @@ __global__ void first_use_fill(uint32_t *out, uint32_t value, size_t n) {
     out[i] = value;
 }
 
+// The smallest step of the global timer seen over many reads: its
+// granularity on this GPU (0 if it never moved).
+__global__ void timer_granularity(uint64_t *out) {
+  uint64_t last, now, step = ~0ull;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(last));
+  for (int i = 0; i < 200000; i++) {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    if (now != last) {
+      if (now - last < step) step = now - last;
+      last = now;
+    }
+  }
+  *out = step == ~0ull ? 0 : step;
+}
+
 }  // namespace
 
 extern "C" {
+const void *gt_kernel_slow_fill(void) { return (const void *)slow_fill; }
+
+cudaError_t gt_launch_timer_granularity(uint64_t *out, cudaStream_t stream) {
+  timer_granularity<<<1, 1, 0, stream>>>(out);
+  return cudaGetLastError();
+}
+
 const void *gt_kernel_add_u32(void) { return (const void *)add_u32; }
 const void *gt_kernel_shared_fill(void) { return (const void *)shared_fill; }
 const void *gt_kernel_static_shared(void) { return (const void *)static_shared; }

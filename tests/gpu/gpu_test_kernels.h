@@ -27,6 +27,13 @@ const void *gt_kernel_illegal_write(void);
 // launched by one test only (its first launch in a program is that test's).
 const void *gt_kernel_first_use_fill(void);
 
+// slow_fill(uint32_t *out, uint32_t value, size_t n, uint64_t spin_ns): spins
+// `spin_ns` on the global timer, then out[i] = value for i < n.
+const void *gt_kernel_slow_fill(void);
+// On `stream`: *out = the smallest step of the global timer (%globaltimer)
+// seen over many reads, in nanoseconds (0: it never moved).
+cudaError_t gt_launch_timer_granularity(uint64_t *out, cudaStream_t stream);
+
 // On `stream`, directly (the caller's own work): spin `spin_ns`, then
 // out[i] = value for i < n.
 cudaError_t gt_launch_slow_fill(uint32_t *out, uint32_t value, size_t n, uint64_t spin_ns,
