@@ -127,7 +127,8 @@ __host__ __device__ unsigned batch_mix(unsigned a, unsigned b, unsigned salt) {
 // normalization by a statistic of the whole row.
 __host__ __device__ unsigned matmul_one(const unsigned *row, const unsigned *w, unsigned c) {
   unsigned acc = 0;
-  for (unsigned k = 0; k < kTaps; k++) acc += row[(c + k * kTapStride) % kFeatures] * w[k * kFeatures + c];
+  for (unsigned k = 0; k < kTaps; k++)
+    acc += row[(c + k * kTapStride) % kFeatures] * w[k * kFeatures + c];
   return acc;
 }
 
