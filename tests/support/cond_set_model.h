@@ -77,7 +77,10 @@ class Model {
   Model(uint32_t seed, Options o) : rng_(seed), o_(o) {}
 
   // The description, before any memory exists.
-  void generate() { chain(root_, 0, 3 + rng_() % 3); }
+  void generate() {
+    chain(root_, 0, 3 + rng_() % 3);
+    if (!cond_count_) add_cond(root_, 0);  // at least one body to change
+  }
   // Words of memory the graph uses (data, then one counter per WHILE).
   uint32_t words() const { return o_.data_words + counters_; }
   uint32_t cond_count() const { return cond_count_; }
@@ -190,6 +193,13 @@ class Model {
     d.arg_count = 3;
     d.host_twin = twin;
     return d;
+  }
+  // New random parameters for `n` (its kind and role kept), in the model
+  // only: set_* then gives them to an executable.
+  void rekey(Node &n) {
+    if (n.kind == Node::KERNEL) rekey_kernel(n);
+    else if (n.kind == Node::COPY) random_copy(n);
+    else if (n.kind == Node::MEMSET) random_memset(n);
   }
   void rekey_kernel(Node &n) {
     switch (n.a.op) {
