@@ -110,6 +110,59 @@ TEST(ConditionalSetCopyOnWrite, ALaunchInFlightKeepsItsBodies) {
   }
 }
 
+// Changes inside bodies while a background rebuild (sg_exec_update_async)
+// builds: they change the current version, the replacement runs its graph
+// as given; after the switch, the new graph's body handles are the ones
+// accepted.
+TEST(ConditionalSetCopyOnWrite, ChangesWhileABackgroundRebuildBuilds) {
+  sgtest::LeakCheck leaks;
+  for (uint32_t seed = 200; seed < 206; seed++) {
+    SCOPED_TRACE(seed_text(seed));
+    Model now(seed, condset::Options{}), next(seed, condset::Options{});
+    now.generate();
+    next.generate();  // the same description, in a graph of another topology
+    std::vector<uint32_t> mem(now.words());
+    sgtest::HostGate open;
+    open.release();
+    sg_host_desc first = {sgtest::HostGate::wait_fn, &open, "first"};
+    sgtest::Graph g1, g2;
+    SG_ASSERT_OK(now.build(g1, mem.data(), nullptr, nullptr));
+    SG_ASSERT_OK(next.build(g2, mem.data(), nullptr, &first));
+    sg_exec_options o = sgtest::host_options(2);
+    sgtest::Exec e;
+    SG_ASSERT_OK(sg_exec_create(g1, &o, &e.e));
+    SG_ASSERT_OK(sg_exec_update_async(e, g2));
+    for (int k = 0; k < 4; k++) {
+      sg_status st;
+      const std::string what = now.random_set({e.e}, &st);
+      ASSERT_EQ(st, SG_OK) << what << ": " << sg_last_error();
+    }
+    std::vector<uint32_t> start(mem.size(), seed), want = start;
+    mem = start;
+    SG_ASSERT_OK(sg_exec_launch(e, nullptr));
+    SG_ASSERT_OK(sg_exec_wait(e));
+    uint64_t switched = 0;
+    SG_ASSERT_OK(sg_exec_update_wait(e, &switched));
+    // Launch 1 ran the new version if the build was done by then.
+    (switched == 1 ? next : now).reference(want);
+    ASSERT_EQ(mem, want) << "launch 1 (new version from launch " << switched << ")";
+    // The replacement is current from the next launch at the latest.
+    sg_status st;
+    const std::string what = next.random_set({e.e}, &st);
+    ASSERT_EQ(st, SG_OK) << what << ": " << sg_last_error();
+    want = start;
+    next.reference(want);
+    mem = start;
+    SG_ASSERT_OK(sg_exec_launch(e, nullptr));
+    SG_ASSERT_OK(sg_exec_wait(e));
+    ASSERT_EQ(mem, want) << "after the switch, " << what;
+    // The first graph's bodies are not the executable's any more.
+    Node *old = now.deepest(Node::KERNEL);
+    ASSERT_NE(old, nullptr);
+    EXPECT_EQ(now.set_kernel(e, *old), SG_ERR_FOREIGN_NODE) << sg_last_error();
+  }
+}
+
 // Two executables of one graph share nothing they could change under each
 // other: a change inside a body of one leaves the other's bodies alone.
 TEST(ConditionalSetCopyOnWrite, ExecutablesOfOneGraphStayApart) {
