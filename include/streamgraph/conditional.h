@@ -55,6 +55,12 @@
  *     naming the node and the rule (streams mode applies the same rules).
  *   - sg_cond_set_host works on the host backend only.
  *
+ * A kernel, copy, memset or host node inside a body (any depth) is changed
+ * with sg_exec_set_kernel, _copy, _memset or _host and its handle from the
+ * body graph, without a re-plan: the executable's bodies are copied on
+ * write, so launches in flight keep theirs; graph mode sets the node in
+ * place, or rebuilds when the driver refuses (docs/conditional.md).
+ *
  * Validation (sg_graph_validate, sg_plan_create, sg_exec_create) checks each
  * body like a graph (no cycle) and these rules, each refusal naming the
  * conditional node, the body and the rule: a conditional node reads a

@@ -308,7 +308,9 @@ SG_API sg_status sg_exec_write_trace_svg(sg_exec *exec, const char *path);
 
 /* Change one node's parameters for the launches that follow. The node must
  * be of the same kind; `node` is a handle of the graph the executable was
- * made from. The change is validated like sg_graph_add_*, and applied without
+ * made from, or of a body of one of its conditional nodes at any depth
+ * (kernel, copy, memset and host nodes; docs/conditional.md says how each
+ * mode applies such a change). The change is validated like sg_graph_add_*, and applied without
  * re-planning; in graph mode it is applied to the instantiated graph in place
  * (stats say so). Launches already made are not affected, even when they are
  * still queued: they keep the parameters they were launched with. A change

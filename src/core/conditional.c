@@ -198,6 +198,35 @@ oom:
   return SG_ERR_OUT_OF_MEMORY;
 }
 
+sg_status sg__cond_payload_replace(const sg__cond_node *src, uint32_t body, uint32_t index,
+                                   sg__node *fresh, sg__cond_node **out) {
+  *out = NULL;
+  sg__cond_node *p = sg__calloc(1, sizeof *p);
+  if (!p) return SG_ERR_OUT_OF_MEMORY;
+  atomic_init(&p->refs, 1);
+  p->kind = src->kind;
+  p->cond_id = src->cond_id;
+  p->body_count = src->body_count;
+  p->bodies = sg__calloc(src->body_count, sizeof *p->bodies);
+  p->orders = sg__calloc(src->body_count, sizeof *p->orders);
+  if (!p->bodies || !p->orders) goto oom;
+  for (uint32_t b = 0; b < src->body_count; b++) {
+    if (sg__snapshot_copy(&src->bodies[b], &p->bodies[b])) goto oom;
+    /* Only parameters change: the topological order stays. */
+    if (src->orders[b]) {
+      const size_t n = src->bodies[b].node_count;
+      if (!(p->orders[b] = sg__malloc(n ? n * sizeof *p->orders[b] : 1))) goto oom;
+      if (n) memcpy(p->orders[b], src->orders[b], n * sizeof *p->orders[b]);
+    }
+  }
+  sg__node_replace(&p->bodies[body].nodes[index], fresh);
+  *out = p;
+  return SG_OK;
+oom:
+  free_snapshot_form(p);
+  return SG_ERR_OUT_OF_MEMORY;
+}
+
 sg_status sg__cond_body_view(const sg__cond_node *p, uint32_t body, sg__snapshot *tmp,
                              const sg__snapshot **view, int *made) {
   *made = 0;

@@ -33,6 +33,15 @@ typedef struct sg__cond_node {
 /* Clones a payload for sg__node_clone: graph form becomes snapshot form,
  * snapshot form is shared. SG_ERR_OUT_OF_MEMORY without a message. */
 sg_status sg__cond_payload_clone(sg__cond_node *src, sg__cond_node **dst);
+/* Copy on write of a snapshot-form payload: a new payload (*out, one
+ * holder) equal to `payload` except that node `index` of body `body` is
+ * `fresh`, moved in (sg__node_replace: it keeps the old node's name when
+ * `fresh` has none, and its device). The other nodes are cloned, nested
+ * payloads shared, so `payload` and whoever holds it (a plan, a launch in
+ * flight, a background rebuild) keep what they had. On failure `fresh` is
+ * untouched. SG_ERR_OUT_OF_MEMORY without a message. */
+sg_status sg__cond_payload_replace(const sg__cond_node *payload, uint32_t body, uint32_t index,
+                                   sg__node *fresh, sg__cond_node **out);
 /* Drops one holder; the last frees the bodies (graph form: destroys them). */
 void sg__cond_payload_release(sg__cond_node *payload);
 

@@ -118,6 +118,42 @@ oom:
   return SG_ERR_OUT_OF_MEMORY;
 }
 
+static void *dup_bytes(const void *src, size_t bytes) {
+  void *p = sg__malloc(bytes ? bytes : 1);
+  if (p && bytes) memcpy(p, src, bytes);
+  return p;
+}
+
+sg_status sg__snapshot_copy(const sg__snapshot *src, sg__snapshot *out) {
+  memset(out, 0, sizeof *out);
+  out->graph_serial = src->graph_serial;
+  out->owns_nodes = 1;
+  out->edge_count = src->edge_count;
+  /* Counts fit: the source holds arrays of these sizes. */
+  const size_t starts = ((size_t)src->node_count + 1) * sizeof *src->succ_start;
+  const size_t edges = (size_t)src->edge_count * sizeof *src->succ;
+  if (!(out->succ_start = dup_bytes(src->succ_start, starts))) goto oom;
+  if (!(out->succ = dup_bytes(src->succ, edges))) goto oom;
+  if (src->succ_inferred && !(out->succ_inferred = dup_bytes(src->succ_inferred, src->edge_count)))
+    goto oom;
+  if (sg__access_table_clone(&src->access, &out->access)) goto oom;
+  if (src->graph_name && !(out->graph_name = sg__strdup(src->graph_name))) goto oom;
+  if (src->cond_count) {
+    if (!(out->conds = dup_bytes(src->conds, src->cond_count * sizeof *src->conds))) goto oom;
+    out->cond_count = src->cond_count;
+  }
+  out->nodes = sg__calloc(src->node_count ? src->node_count : 1, sizeof *out->nodes);
+  if (!out->nodes) goto oom;
+  for (uint32_t i = 0; i < src->node_count; i++) {
+    if (sg__node_clone(&src->nodes[i], &out->nodes[i])) goto oom;
+    out->node_count = i + 1;
+  }
+  return SG_OK;
+oom:
+  sg__snapshot_free(out);
+  return SG_ERR_OUT_OF_MEMORY;
+}
+
 void sg__snapshot_free(sg__snapshot *snap) {
   if (snap->owns_nodes && snap->nodes) {
     for (uint32_t i = 0; i < snap->node_count; i++) sg__node_free(&snap->nodes[i]);

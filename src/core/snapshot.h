@@ -36,6 +36,10 @@ sg_status sg__graph_snapshot(const sg_graph *graph, sg__snapshot *out);
  * the graph is unchanged; enough to check or plan the graph. */
 sg_status sg__graph_snapshot_shallow(const sg_graph *graph, sg__snapshot *out);
 void sg__snapshot_free(sg__snapshot *snap);
+/* Deep copy of a deep snapshot (a conditional node's payload is shared,
+ * its count raised, as sg__node_clone does): the copy-on-write step of a
+ * parameter change inside a body. SG_ERR_OUT_OF_MEMORY leaves *out zeroed. */
+sg_status sg__snapshot_copy(const sg__snapshot *src, sg__snapshot *out);
 
 /* SG_OK if acyclic; otherwise SG_ERR_CYCLE with a message, prefixed by `fn`,
  * listing the nodes of one cycle in order. */

@@ -98,6 +98,20 @@ typedef struct sg__cuda_kernel_fn {
   cudaFunction_t function;
 } sg__cuda_kernel_fn;
 
+/* The graph nodes a conditional node's bodies were filled with
+ * (graph_conditional.c), kept so that a change inside a body can be set in
+ * place: per body, each node's graph node, and a nested conditional node's
+ * own record. */
+typedef struct sg__cuda_body_nodes {
+  uint32_t count;
+  cudaGraphNode_t *nodes;             /* count */
+  struct sg__cuda_cond_nodes **inner; /* count: a conditional node's, else NULL */
+} sg__cuda_body_nodes;
+typedef struct sg__cuda_cond_nodes {
+  uint32_t body_count;
+  sg__cuda_body_nodes *bodies;        /* body_count */
+} sg__cuda_cond_nodes;
+
 typedef struct sg__cuda_graph {
   cudaGraph_t graph;
   cudaGraphExec_t exec;
@@ -115,6 +129,10 @@ typedef struct sg__cuda_graph {
    * pageable side was built with, or NULL; made by the first such copy
    * (staged_copy.c). */
   struct sg__pstate **staged;
+  /* By node: a conditional node's body nodes, or NULL; made by the first
+   * conditional node (cond_node_count entries). */
+  sg__cuda_cond_nodes **cond_nodes;
+  uint32_t cond_node_count;
 } sg__cuda_graph;
 
 /* A node standing in for node `index` while a graph is rebuilt with new
@@ -516,9 +534,19 @@ sg_status sg__cuda_cond_enqueue(sg__cuda_state *b, uint32_t index, const sg__nod
 sg_status sg__cuda_cond_launch_kernel(sg__cuda_state *b, uint32_t index, const sg__node *node,
                                       cudaStream_t stream, const char *fn, char *msg,
                                       size_t cap);
-/* Adds conditional node `index` with `deps` to `graph`, and its bodies. */
+/* Adds conditional node `index` with `deps` to `graph`, and its bodies,
+ * recording the bodies' graph nodes in out->cond_nodes[index]. */
 sg_status sg__cuda_cond_add(sg__cuda_state *b, uint32_t index, const sg__node *node,
                             cudaGraph_t graph, const cudaGraphNode_t *deps, size_t nd,
-                            cudaGraphNode_t *added, const char *fn);
+                            cudaGraphNode_t *added, sg__cuda_graph *out, const char *fn);
+/* Frees what sg__cuda_cond_add recorded in `g`. */
+void sg__cuda_cond_nodes_free(sg__cuda_graph *g);
+/* Graph mode: sets conditional node `index`'s bodies to `fresh`'s in the
+ * instantiated graph, node by node through the recorded body nodes, where
+ * they differ from the executable's. 1 when done; 0 when the graph must be
+ * rebuilt instead (the driver refused, a kernel bound to a condition, no
+ * record). A parameter change inside a body changes one node, so a refusal
+ * leaves nothing half set. */
+int sg__cuda_cond_set_in_place(sg__cuda_state *b, uint32_t index, const sg__node *fresh);
 
 #endif

@@ -50,7 +50,7 @@ static sg_status add_to_capture(sg__cuda_state *b, uint32_t n, const sg__copy *c
   if (err == cudaSuccess && status != cudaStreamCaptureStatusActive)
     err = cudaErrorStreamCaptureInvalidated;
   if (err == cudaSuccess && cond) { /* a conditional node and its bodies, by hand */
-    sg_status st = sg__cuda_cond_add(b, n, cond, graph, deps, nd, &out->nodes[n], fn);
+    sg_status st = sg__cuda_cond_add(b, n, cond, graph, deps, nd, &out->nodes[n], out, fn);
     if (st) return st;
   } else if (err == cudaSuccess && child) {
     call = "cudaGraphAddChildGraphNode";

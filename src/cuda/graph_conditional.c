@@ -254,21 +254,26 @@ sg_status sg__cuda_cond_launch_kernel(sg__cuda_state *b, uint32_t index, const s
 #if defined(CUDART_VERSION) && CUDART_VERSION >= NEED_BASIC
 static sg_status add_cond(sg__cuda_state *b, const sg__node *node, uint32_t index,
                           cudaGraph_t graph, const cudaGraphNode_t *deps, size_t nd,
-                          cudaGraphNode_t *added, const char *where);
+                          cudaGraphNode_t *added, const char *where,
+                          sg__cuda_cond_nodes **record);
 
 /* Fills body graph `g` with the nodes of `s`, each after its predecessors
- * in the body. */
+ * in the body; `record` keeps the graph nodes made (also on failure, for
+ * the graph's free). */
 static sg_status fill_body(sg__cuda_state *b, cudaGraph_t g, const sg__snapshot *s,
-                           const uint32_t *order, const char *outer) {
+                           const uint32_t *order, const char *outer,
+                           sg__cuda_body_nodes *record) {
   const uint32_t n = s->node_count, m = s->edge_count;
   cudaGraphNode_t *made = sg__calloc(n ? n : 1, sizeof *made);
+  record->nodes = made;
+  record->inner = sg__calloc(n ? n : 1, sizeof *record->inner);
+  if (made && record->inner) record->count = n;
   cudaGraphNode_t *deps = sg__calloc(n ? n : 1, sizeof *deps);
   /* Predecessors as a compressed list: pred[pred_start[v] .. pred_start[v+1]). */
   uint32_t *pred_start = sg__calloc((size_t)n + 1, sizeof *pred_start);
   uint32_t *pred = sg__calloc(m ? m : 1, sizeof *pred);
   uint32_t *fill = sg__calloc(n ? n : 1, sizeof *fill);
-  if (!made || !deps || !pred_start || !pred || !fill || !order) {
-    sg__free(made);
+  if (!made || !record->inner || !deps || !pred_start || !pred || !fill || !order) {
     sg__free(deps);
     sg__free(pred_start);
     sg__free(pred);
@@ -319,7 +324,7 @@ static sg_status fill_body(sg__cuda_state *b, cudaGraph_t g, const sg__snapshot 
         break;
       }
       case SG__NODE_COND:
-        st = add_cond(b, node, j, g, deps, nd, &made[j], outer);
+        st = add_cond(b, node, j, g, deps, nd, &made[j], outer, &record->inner[j]);
         break;
       default:
         err = SG_CUDA(cudaGraphAddEmptyNode(&made[j], g, deps, nd));
@@ -327,7 +332,6 @@ static sg_status fill_body(sg__cuda_state *b, cudaGraph_t g, const sg__snapshot 
     }
     if (!st && err != cudaSuccess) st = sg__cuda_fail(err, call, where);
   }
-  sg__free(made);
   sg__free(deps);
   sg__free(pred_start);
   sg__free(pred);
@@ -336,11 +340,20 @@ static sg_status fill_body(sg__cuda_state *b, cudaGraph_t g, const sg__snapshot 
 
 static sg_status add_cond(sg__cuda_state *b, const sg__node *node, uint32_t index,
                           cudaGraph_t graph, const cudaGraphNode_t *deps, size_t nd,
-                          cudaGraphNode_t *added, const char *outer) {
+                          cudaGraphNode_t *added, const char *outer,
+                          sg__cuda_cond_nodes **record) {
   const sg__cond_node *p = node->u.cond;
   char where[1024], label[SG__LABEL_BYTES];
   snprintf(where, sizeof where, "%.600s: %s node %s", outer, sg__cond_kind_name(p),
            sg__node_label(node, index, label));
+  sg__cuda_cond_nodes *r = sg__calloc(1, sizeof *r);
+  if (r && !(r->bodies = sg__calloc(p->body_count, sizeof *r->bodies))) {
+    sg__free(r);
+    r = NULL;
+  }
+  if (!r) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", where);
+  r->body_count = p->body_count;
+  *record = r; /* freed with the graph, whole or not */
   struct cudaGraphNodeParams cp;
   memset(&cp, 0, sizeof cp);
   cp.type = cudaGraphNodeTypeConditional;
@@ -367,7 +380,8 @@ static sg_status add_cond(sg__cuda_state *b, const sg__node *node, uint32_t inde
   for (uint32_t k = 0; k < p->body_count && !st; k++) {
     char body[1100];
     snprintf(body, sizeof body, "%.1000s: body %u", where, k);
-    st = fill_body(b, cp.conditional.phGraph_out[k], &p->bodies[k], p->orders[k], body);
+    st = fill_body(b, cp.conditional.phGraph_out[k], &p->bodies[k], p->orders[k], body,
+                   &r->bodies[k]);
   }
   return st;
 }
@@ -375,11 +389,95 @@ static sg_status add_cond(sg__cuda_state *b, const sg__node *node, uint32_t inde
 
 sg_status sg__cuda_cond_add(sg__cuda_state *b, uint32_t index, const sg__node *node,
                             cudaGraph_t graph, const cudaGraphNode_t *deps, size_t nd,
-                            cudaGraphNode_t *added, const char *fn) {
+                            cudaGraphNode_t *added, sg__cuda_graph *out, const char *fn) {
 #if defined(CUDART_VERSION) && CUDART_VERSION >= NEED_BASIC
-  return add_cond(b, node, index, graph, deps, nd, added, fn);
+  const uint32_t count = b->s->node_count;
+  if (!out->cond_nodes) {
+    if (!(out->cond_nodes = sg__calloc(count ? count : 1, sizeof *out->cond_nodes)))
+      return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    out->cond_node_count = count;
+  }
+  return add_cond(b, node, index, graph, deps, nd, added, fn, &out->cond_nodes[index]);
 #else
-  (void)b, (void)index, (void)graph, (void)deps, (void)nd, (void)added;
+  (void)b, (void)index, (void)graph, (void)deps, (void)nd, (void)added, (void)out;
   return check_version(node->u.cond, fn);
 #endif
+}
+
+static void free_record(sg__cuda_cond_nodes *r) {
+  if (!r) return;
+  for (uint32_t k = 0; r->bodies && k < r->body_count; k++) {
+    sg__cuda_body_nodes *body = &r->bodies[k];
+    for (uint32_t j = 0; body->inner && j < body->count; j++) free_record(body->inner[j]);
+    sg__free(body->nodes);
+    sg__free(body->inner);
+  }
+  sg__free(r->bodies);
+  sg__free(r);
+}
+
+void sg__cuda_cond_nodes_free(sg__cuda_graph *g) {
+  for (uint32_t i = 0; g->cond_nodes && i < g->cond_node_count; i++)
+    free_record(g->cond_nodes[i]);
+  sg__free(g->cond_nodes);
+  g->cond_nodes = NULL;
+  g->cond_node_count = 0;
+}
+
+/* Sets what differs between `old` and `fresh` (payloads of one conditional
+ * node, the same topology) through `r`: 1 when done, 0 to rebuild. */
+static int set_bodies(sg__cuda_state *b, const sg__cond_node *old, const sg__cond_node *fresh,
+                      const sg__cuda_cond_nodes *r) {
+  if (old == fresh) return 1; /* shared: nothing changed below */
+  if (!r || r->body_count != fresh->body_count || old->body_count != fresh->body_count) return 0;
+  for (uint32_t k = 0; k < fresh->body_count; k++) {
+    const sg__snapshot *o = &old->bodies[k], *f = &fresh->bodies[k];
+    const sg__cuda_body_nodes *made = &r->bodies[k];
+    if (o->node_count != f->node_count || made->count != f->node_count) return 0;
+    for (uint32_t j = 0; j < f->node_count; j++) {
+      const sg__node *was = &o->nodes[j], *now = &f->nodes[j];
+      if (was->kind != now->kind) return 0;
+      if (now->kind == SG__NODE_COND) {
+        if (!set_bodies(b, was->u.cond, now->u.cond, made->inner[j])) return 0;
+        continue;
+      }
+      if (sg__node_params_equal(was, now)) continue;
+      cudaError_t err;
+      switch (now->kind) {
+        case SG__NODE_KERNEL: {
+          /* A condition's handle is filled in when the graph is built. */
+          if (now->u.kernel.cond_arg) return 0;
+          struct cudaKernelNodeParams p;
+          sg__cuda_kernel_params(&now->u.kernel, &p);
+          err = SG_CUDA(cudaGraphExecKernelNodeSetParams(b->g.exec, made->nodes[j], &p));
+          break;
+        }
+        case SG__NODE_COPY:
+          err = SG_CUDA(cudaGraphExecMemcpyNodeSetParams1D(b->g.exec, made->nodes[j],
+                                                           now->u.copy.dst, now->u.copy.src,
+                                                           now->u.copy.bytes,
+                                                           cudaMemcpyDefault));
+          break;
+        case SG__NODE_MEMSET: {
+          struct cudaMemsetParams p;
+          sg__cuda_memset_params(&now->u.memset, &p);
+          err = SG_CUDA(cudaGraphExecMemsetNodeSetParams(b->g.exec, made->nodes[j], &p));
+          break;
+        }
+        default:
+          return 0;
+      }
+      if (err != cudaSuccess) {
+        cudaGetLastError(); /* a refused update is not sticky */
+        return 0;
+      }
+    }
+  }
+  return 1;
+}
+
+int sg__cuda_cond_set_in_place(sg__cuda_state *b, uint32_t index, const sg__node *fresh) {
+  const sg__cuda_graph *g = &b->g;
+  if (fresh->kind != SG__NODE_COND || !g->cond_nodes || index >= g->cond_node_count) return 0;
+  return set_bodies(b, b->nodes[index].u.cond, fresh->u.cond, g->cond_nodes[index]);
 }

@@ -75,7 +75,7 @@ static sg_status add_node(sg__cuda_state *b, uint32_t v, const sg__node *node, c
                                               cudaMemcpyDefault));
       return SG_OK;
     case SG__OP_COND:
-      return sg__cuda_cond_add(b, v, node, graph, deps, nd, added, fn);
+      return sg__cuda_cond_add(b, v, node, graph, deps, nd, added, out, fn);
     case SG__OP_STAGED_COPY:
       return sg__cuda_staged_copy_add_node(b, v, &node->u.copy, graph, deps, nd, added, fn, out);
     case SG__OP_MEMSET: {

@@ -28,6 +28,7 @@ void sg__cuda_graph_free(sg__cuda_graph *g) {
   g->trace_nodes = NULL;
   sg__free(g->staged);
   g->staged = NULL;
+  sg__cuda_cond_nodes_free(g);
 }
 
 sg_status sg__cuda_graph_rebuild(sg__cuda_state *b, const sg__cuda_swap *swap, const char *fn) {

@@ -50,6 +50,11 @@ static int set_in_place(sg__cuda_state *b, uint32_t index, const sg__node *fresh
       err = SG_CUDA(cudaGraphExecHostNodeSetParams(exec, node, &p));
       break;
     }
+    case SG__OP_COND:
+      /* A change inside a body: in place through the body's graph nodes
+       * (CUDA takes them as nodes of the instantiated graph); returning 0
+       * here rebuilds instead. */
+      return sg__cuda_cond_set_in_place(b, index, fresh);
     case SG__OP_STREAM_FN:
     case SG__OP_NCCL:
     case SG__OP_PEER_STAGED: {

@@ -13,6 +13,7 @@
 #include "core/nvtx.h"
 #include "core/sys.h"
 #include "exec/exec.h"
+#include "exec/exec_body.h"
 #include "exec/exec_internal.h"
 #include "exec/exec_temps.h"
 #include "exec/trace.h"
@@ -465,37 +466,18 @@ sg_status sg_exec_query(sg_exec *exec) {
 
 /* ---- nodes ------------------------------------------------------------- */
 
-/* The conditional node (of `snap`, at any depth) one of whose bodies is the
- * graph with serial `serial`: writes "body 1 of IF node 'x' (#3)" to `where`. */
-static int find_body(const sg__snapshot *snap, uint32_t serial, char *where, size_t cap) {
-  for (uint32_t i = 0; i < snap->node_count; i++) {
-    const sg__node *n = &snap->nodes[i];
-    if (n->kind != SG__NODE_COND || !n->u.cond->bodies) continue;
-    for (uint32_t b = 0; b < n->u.cond->body_count; b++) {
-      if (n->u.cond->bodies[b].graph_serial == serial ||
-          find_body(&n->u.cond->bodies[b], serial, where, cap)) {
-        if (n->u.cond->bodies[b].graph_serial == serial) {
-          char name[SG__COND_BODY_NAME_BYTES];
-          snprintf(where, cap, "%s", sg__cond_body_name(n, i, b, name));
-        }
-        return 1;
-      }
-    }
-  }
-  return 0;
-}
-
 sg_status sg__exec_resolve(const sg_exec *exec, sg_node node, const char *fn, uint32_t *index) {
   uint32_t serial = (uint32_t)(node.opaque >> 32);
   if (serial != exec->snap.graph_serial) serial = exec->update_serial;
   sg_status st = sg__node_resolve(node, serial, exec->snap.node_count, fn, "node", index);
-  char where[SG__LABEL_BYTES + 64];
-  if (st == SG_ERR_FOREIGN_NODE &&
-      find_body(&exec->snap, (uint32_t)(node.opaque >> 32), where, sizeof where))
+  sg__body_path path;
+  if (st == SG_ERR_FOREIGN_NODE && sg__body_find(&exec->snap, (uint32_t)(node.opaque >> 32), &path)) {
+    char where[SG__BODY_PATH_BYTES];
     return sg__fail(SG_ERR_UNSUPPORTED,
-                    "%s: node #%u is a node of %s: nodes inside conditional bodies are not "
-                    "changed in place; edit the body graph and call sg_exec_update (a re-plan)",
-                    fn, (uint32_t)node.opaque, where);
+                    "%s: node #%u is a node of %s: nodes inside conditional bodies are changed "
+                    "by sg_exec_set_kernel, _copy, _memset and _host, not here",
+                    fn, (uint32_t)node.opaque, sg__body_path_name(&path, where));
+  }
   return st;
 }
 

@@ -10,29 +10,67 @@
 #include "core/nvtx.h"
 #include "core/sys.h"
 #include "exec/exec.h"
+#include "exec/exec_body.h"
 #include "exec/exec_internal.h"
 #include "exec/exec_temps.h"
 #include "exec/trace.h"
 #include "plan/plan.h"
 
+/* The node a handle names: a node of the top-level graph, or of a
+ * conditional body at any depth (body.depth > 0). */
+typedef struct target {
+  uint32_t index;       /* the top-level node; in a body, the top-level conditional node */
+  uint32_t inner;       /* in a body: the node's index there */
+  const sg__node *node; /* the node as the executable has it now */
+  sg__body_path body;   /* depth 0: top-level */
+  const char *fn;       /* how messages start: the function, with the body's path */
+  char text[SG__BODY_PATH_BYTES + 64];
+} target;
+
 /* Finds the node a handle names in the executable and checks its kind. A
  * handle of the graph the executable was made from, or of the graph last
- * given to sg_exec_update, is accepted. Nothing is formatted unless a check
- * fails: this is the path of every per-batch parameter change. */
+ * given to sg_exec_update, is accepted, and so is one of a body graph of
+ * the executable's conditional nodes. Nothing is formatted for a top-level
+ * node unless a check fails: this is the path of every per-batch parameter
+ * change. */
 static sg_status exec_target(sg_exec *exec, sg_node node, sg__node_kind kind, const char *fn,
-                             uint32_t *index) {
-  sg_status st = sg__exec_resolve(exec, node, fn, index);
-  if (st) return st;
-  const sg__node *n = &exec->snap.nodes[*index];
+                             target *t) {
+  const uint32_t serial = (uint32_t)(node.opaque >> 32);
+  t->body.depth = 0;
+  t->fn = fn;
+  uint32_t index;
+  if (serial && serial != exec->snap.graph_serial && serial != exec->update_serial &&
+      sg__body_find(&exec->snap, serial, &t->body)) {
+    char path[SG__BODY_PATH_BYTES];
+    snprintf(t->text, sizeof t->text, "%s: %s", fn, sg__body_path_name(&t->body, path));
+    t->fn = t->text;
+    t->index = t->body.step[0].index;
+    sg_status st = sg__node_resolve(node, serial, t->body.body->node_count, t->fn, "node",
+                                    &t->inner);
+    if (st) return st;
+    index = t->inner;
+    t->node = &t->body.body->nodes[index];
+  } else {
+    sg_status st = sg__exec_resolve(exec, node, fn, &t->index);
+    if (st) return st;
+    index = t->index;
+    t->node = &exec->snap.nodes[index];
+  }
+  const sg__node *n = t->node;
   char label[SG__LABEL_BYTES];
   if (n->kind != kind)
-    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: node %s is a %s node, not a %s node", fn,
-                    sg__node_label(n, *index, label), sg__node_kind_name(n->kind),
+    return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: node %s is a %s node, not a %s node", t->fn,
+                    sg__node_label(n, index, label), sg__node_kind_name(n->kind),
                     sg__node_kind_name(kind));
   if (sg__exec_has_failed(exec))
-    return sg__fail(SG_ERR_EXEC_FAILED, "%s: node %s: refused: an earlier launch failed", fn,
-                    sg__node_label(n, *index, label));
+    return sg__fail(SG_ERR_EXEC_FAILED, "%s: node %s: refused: an earlier launch failed", t->fn,
+                    sg__node_label(n, index, label));
   return SG_OK;
+}
+
+/* Where a descriptor for the target is validated. */
+static sg__where where_of(const target *t) {
+  return (sg__where){t->fn, NULL, NULL, t->node, t->body.depth ? t->inner : t->index};
 }
 
 /* Hands `fresh` to the backend, then moves it into the snapshot (a kernel's
@@ -70,6 +108,27 @@ static sg_status apply(sg_exec *exec, uint32_t index, sg__node *fresh, const cha
   return SG_OK;
 }
 
+/* A node inside a body: the new parameters go into copies of the payloads
+ * on the path (exec/exec_body.h), and the backend gets the new top-level
+ * conditional node. Bodies hold no memory (their nodes' blocks are not
+ * held) and no temporaries. */
+static sg_status apply_in_body(sg_exec *exec, const target *t, sg__node *fresh, const char *fn) {
+  if (fresh->kind == SG__NODE_KERNEL) {
+    sg_status st = sg__grid_keep(&fresh->u.kernel, t->node, t->inner, t->fn);
+    if (st) return st;
+  }
+  sg__node top;
+  sg_status st = sg__body_wrap(&t->body, t->inner, fresh, t->fn, &top);
+  if (st) return st;
+  st = apply(exec, t->index, &top, fn);
+  sg__node_free(&top); /* taken: empty; refused: the copied payloads go */
+  return st;
+}
+
+static sg_status apply_target(sg_exec *exec, const target *t, sg__node *fresh, const char *fn) {
+  return t->body.depth ? apply_in_body(exec, t, fresh, fn) : apply(exec, t->index, fresh, fn);
+}
+
 /* Gives a failed update's argument block back as the spare, or frees it. */
 static void discard(sg_exec *exec, sg__node *fresh) {
   if (fresh->kind == SG__NODE_KERNEL && !exec->arg_spare.blob && fresh->u.kernel.arg_ptrs) {
@@ -82,23 +141,22 @@ static void discard(sg_exec *exec, sg__node *fresh) {
 sg_status sg_exec_set_kernel(sg_exec *exec, sg_node node, const sg_kernel_desc *desc) {
   sg_status st = sg__exec_enter(exec, __func__);
   if (st) return st;
-  uint32_t index;
-  st = exec_target(exec, node, SG__NODE_KERNEL, __func__, &index);
+  target t;
+  st = exec_target(exec, node, SG__NODE_KERNEL, __func__, &t);
   if (!st) {
-    sg__where where = {__func__, NULL, NULL, &exec->snap.nodes[index], index};
+    sg__where where = where_of(&t);
     sg__node fresh;
-      /* The argument block of the update before is reused: a stream of
-       * kernel updates allocates nothing. */
+    /* The argument block of the update before is reused: a stream of
+     * kernel updates allocates nothing. */
     if (!(st = sg__node_from_kernel_reusing(desc, &where, &exec->arg_spare, &fresh))) {
-      const sg__node *now = &exec->snap.nodes[index];
-      if (fresh.u.kernel.programmatic != now->u.kernel.programmatic) {
+      if (fresh.u.kernel.programmatic != t.node->u.kernel.programmatic) {
         char label[SG__LABEL_BYTES];
         st = sg__fail(SG_ERR_INVALID_ARGUMENT,
                       "%s: node %s: SG_KERNEL_PROGRAMMATIC is part of the topology (it changes "
                       "the node's edges); edit the graph and call sg_exec_update",
-                      __func__, sg__node_label(now, index, label));
+                      t.fn, sg__node_label(t.node, where.index, label));
       } else {
-        st = apply(exec, index, &fresh, __func__);
+        st = apply_target(exec, &t, &fresh, __func__);
       }
       discard(exec, &fresh);
     }
@@ -110,17 +168,17 @@ sg_status sg_exec_set_kernel(sg_exec *exec, sg_node node, const sg_kernel_desc *
 sg_status sg_exec_set_copy(sg_exec *exec, sg_node node, const sg_copy_desc *desc) {
   sg_status st = sg__exec_enter(exec, __func__);
   if (st) return st;
-  uint32_t index;
-  st = exec_target(exec, node, SG__NODE_COPY, __func__, &index);
-  unsigned sides = 0; /* sides that are temporaries (core/access.h) */
-  if (!st && exec->temps)
-    st = sg__exec_temps_sides(exec->temps, index, desc ? desc->bytes : 0, 1, __func__, &sides);
+  target t;
+  st = exec_target(exec, node, SG__NODE_COPY, __func__, &t);
+  unsigned sides = 0; /* sides that are temporaries (core/access.h); none in a body */
+  if (!st && exec->temps && !t.body.depth)
+    st = sg__exec_temps_sides(exec->temps, t.index, desc ? desc->bytes : 0, 1, __func__, &sides);
   if (!st) {
-    sg__where where = {__func__, NULL, NULL, &exec->snap.nodes[index], index};
+    sg__where where = where_of(&t);
     sg__node fresh;
     if (!(st = sides ? sg__node_from_copy_temps(desc, &where, sides, &fresh)
                      : sg__node_from_copy(desc, &where, &fresh))) {
-      st = apply(exec, index, &fresh, __func__);
+      st = apply_target(exec, &t, &fresh, __func__);
       discard(exec, &fresh);
     }
   }
@@ -131,22 +189,22 @@ sg_status sg_exec_set_copy(sg_exec *exec, sg_node node, const sg_copy_desc *desc
 sg_status sg_exec_set_memset(sg_exec *exec, sg_node node, const sg_memset_desc *desc) {
   sg_status st = sg__exec_enter(exec, __func__);
   if (st) return st;
-  uint32_t index;
-  st = exec_target(exec, node, SG__NODE_MEMSET, __func__, &index);
+  target t;
+  st = exec_target(exec, node, SG__NODE_MEMSET, __func__, &t);
   unsigned sides = 0;
-  if (!st && exec->temps) {
+  if (!st && exec->temps && !t.body.depth) {
     size_t bytes = 0;
     if (desc && __builtin_mul_overflow(desc->count, (size_t)desc->element_size, &bytes))
       bytes = SIZE_MAX;
-    st = sg__exec_temps_sides(exec->temps, index, bytes, desc ? desc->element_size : 1, __func__,
-                              &sides);
+    st = sg__exec_temps_sides(exec->temps, t.index, bytes, desc ? desc->element_size : 1,
+                              __func__, &sides);
   }
   if (!st) {
-    sg__where where = {__func__, NULL, NULL, &exec->snap.nodes[index], index};
+    sg__where where = where_of(&t);
     sg__node fresh;
     if (!(st = sides ? sg__node_from_memset_temp(desc, &where, &fresh)
                      : sg__node_from_memset(desc, &where, &fresh))) {
-      st = apply(exec, index, &fresh, __func__);
+      st = apply_target(exec, &t, &fresh, __func__);
       discard(exec, &fresh);
     }
   }
@@ -157,13 +215,13 @@ sg_status sg_exec_set_memset(sg_exec *exec, sg_node node, const sg_memset_desc *
 sg_status sg_exec_set_host(sg_exec *exec, sg_node node, const sg_host_desc *desc) {
   sg_status st = sg__exec_enter(exec, __func__);
   if (st) return st;
-  uint32_t index;
-  st = exec_target(exec, node, SG__NODE_HOST, __func__, &index);
+  target t;
+  st = exec_target(exec, node, SG__NODE_HOST, __func__, &t);
   if (!st) {
-    sg__where where = {__func__, NULL, NULL, &exec->snap.nodes[index], index};
+    sg__where where = where_of(&t);
     sg__node fresh;
     if (!(st = sg__node_from_host(desc, &where, &fresh))) {
-      st = apply(exec, index, &fresh, __func__);
+      st = apply_target(exec, &t, &fresh, __func__);
       discard(exec, &fresh);
     }
   }
@@ -172,17 +230,20 @@ sg_status sg_exec_set_host(sg_exec *exec, sg_node node, const sg_host_desc *desc
 }
 
 /* A refused descriptor must not be released: the caller still owns its
- * user data. */
+ * user data. A stream function is a top-level node (graph mode refuses one
+ * in a body). */
 sg_status sg_exec_set_stream_fn(sg_exec *exec, sg_node node, const sg_stream_fn_desc *desc) {
   sg_status st = sg__exec_enter(exec, __func__);
   if (st) return st;
   uint32_t index;
-  st = exec_target(exec, node, SG__NODE_STREAM_FN, __func__, &index);
+  st = sg__exec_resolve(exec, node, __func__, &index);
+  target t;
+  if (!st) st = exec_target(exec, node, SG__NODE_STREAM_FN, __func__, &t);
   if (!st) {
-    sg__where where = {__func__, NULL, NULL, &exec->snap.nodes[index], index};
+    sg__where where = where_of(&t);
     sg__node fresh;
     if (!(st = sg__node_from_stream_fn(desc, &where, &fresh))) {
-      st = apply(exec, index, &fresh, __func__);
+      st = apply(exec, t.index, &fresh, __func__);
       /* Taken, `fresh` is left empty; refused, it still holds the descriptor. */
       if (fresh.kind == SG__NODE_STREAM_FN) fresh.u.stream_fn->release = NULL;
       discard(exec, &fresh);
@@ -192,14 +253,17 @@ sg_status sg_exec_set_stream_fn(sg_exec *exec, sg_node node, const sg_stream_fn_
   return st;
 }
 
+/* NCCL nodes are top-level nodes (no backend runs one in a body). */
 sg_status sg_exec_set_nccl(sg_exec *exec, sg_node node, const sg_nccl_desc *desc) {
   sg_status st = sg__exec_enter(exec, __func__);
   if (st) return st;
   uint32_t index;
-  st = exec_target(exec, node, SG__NODE_NCCL, __func__, &index);
+  st = sg__exec_resolve(exec, node, __func__, &index);
+  target t;
+  if (!st) st = exec_target(exec, node, SG__NODE_NCCL, __func__, &t);
   if (!st) {
-    const sg__node *now = &exec->snap.nodes[index];
-    sg__where where = {__func__, NULL, NULL, now, index};
+    const sg__node *now = t.node;
+    sg__where where = where_of(&t);
     sg__node fresh;
     if (!(st = sg__node_from_nccl(desc, &where, &fresh))) {
       fresh.device = now->device;
@@ -209,9 +273,9 @@ sg_status sg_exec_set_nccl(sg_exec *exec, sg_node node, const sg_nccl_desc *desc
                       "%s: node %s: the calls differ in number, ops or communicators from the "
                       "node's (%u calls); only buffers, counts, types, reductions and peers "
                       "change here: edit the graph and call sg_exec_update",
-                      __func__, sg__node_label(now, index, label), now->u.nccl.call_count);
+                      __func__, sg__node_label(now, t.index, label), now->u.nccl.call_count);
       } else {
-        st = apply(exec, index, &fresh, __func__);
+        st = apply(exec, t.index, &fresh, __func__);
       }
       discard(exec, &fresh);
     }

@@ -5,6 +5,7 @@ list(APPEND SG_C_SOURCES
   exec/exec.c
   exec/backend_rules.c
   exec/exec_update.c
+  exec/exec_body.c
   exec/exec_rebuild.c
   exec/trace.c
   exec/trace_json.c
