@@ -297,6 +297,13 @@ TEST_P(GpuTrace, SpinsOfKnownLengthAreTimed) {
     const uint64_t over = (stamped ? 6000 : 10000) + gran;
     const uint64_t under = (stamped ? 1500 : 500) + gran;
     double worst = 0;
+    /* The shortest duration of each node over the launches: the upper
+     * bound is held against it. Other programs on the GPU (ctest -j) take
+     * SMs from a launch now and then and lengthen what it times, but not
+     * every launch's: a trace that times a node too long every time still
+     * fails. Nothing makes a node shorter, so the lower bound holds for
+     * every launch. */
+    uint64_t shortest[4] = {UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX};
     for (uint64_t l = 1; l <= uint64_t(launches); l++) {
       std::vector<sg_trace_record> rec = sgtest::records_of(e, l, t.nodes.size());
       sgtest::check_launch(plan, t, l, rec, edge_slack(e, 500 + gran),
@@ -312,10 +319,12 @@ TEST_P(GpuTrace, SpinsOfKnownLengthAreTimed) {
          * early by the submission's time (later launches queue behind the
          * one before). Only the lower bound holds for it. */
         if (!graph_mode() && l == 1 && deps[i].empty()) continue;
-        EXPECT_LE(d, spin[i] + over) << "launch " << l << " node " << i;
+        shortest[i] = std::min(shortest[i], d);
         worst = std::max(worst, std::fabs(double(d) - double(spin[i])));
       }
     }
+    for (int i = 0; i < 4; i++)
+      EXPECT_LE(shortest[i], spin[i] + over) << "node " << i << ", its shortest launch";
     std::printf("[ %s, %s: worst |duration - spin| %.2f us ]\n", GetParam().name,
                 events[0] == '1' ? "events" : "stamps where graph mode", worst / 1000);
   }
