@@ -545,12 +545,13 @@ sg_status sg__cuda_cond_add(sg__cuda_state *b, uint32_t index, const sg__node *n
                             cudaGraphNode_t *added, sg__cuda_graph *out, const char *fn);
 /* Frees what sg__cuda_cond_add recorded in `g`. */
 void sg__cuda_cond_nodes_free(sg__cuda_graph *g);
-/* Graph mode: sets conditional node `index`'s bodies to `fresh`'s in the
- * instantiated graph, node by node through the recorded body nodes, where
+/* Graph mode: sets conditional node `index`'s bodies to `fresh`'s in
+ * instantiated graph `g` (b->g, or b->plain), node by node through the recorded body nodes, where
  * they differ from the executable's. 1 when done; 0 when the graph must be
  * rebuilt instead (the driver refused, a kernel bound to a condition, no
  * record). A parameter change inside a body changes one node, so a refusal
  * leaves nothing half set. */
-int sg__cuda_cond_set_in_place(sg__cuda_state *b, uint32_t index, const sg__node *fresh);
+int sg__cuda_cond_set_in_place(sg__cuda_state *b, const sg__cuda_graph *g, uint32_t index,
+                               const sg__node *fresh);
 
 #endif

@@ -55,7 +55,7 @@ static int set_in_place(sg__cuda_state *b, sg__cuda_graph *g, uint32_t index,
       /* A change inside a body: in place through the body's graph nodes
        * (CUDA takes them as nodes of the instantiated graph); returning 0
        * here rebuilds instead. */
-      return sg__cuda_cond_set_in_place(b, index, fresh);
+      return sg__cuda_cond_set_in_place(b, g, index, fresh);
     case SG__OP_STREAM_FN:
     case SG__OP_NCCL:
     case SG__OP_PEER_STAGED: {
