@@ -539,6 +539,55 @@ TEST(GpuTraceStaging, CopyThreadsAreTraced) {
   }
 }
 
+// Sampling in graph mode launches an untraced graph beside the traced one,
+// and a staged copy's staging state belongs to one instantiated graph: graph
+// mode refuses staged copies with trace_every > 1, saying what to do;
+// streams mode takes them, and times the sampled launches.
+TEST(GpuTraceStaging, SampledGraphModeRefusesStagedCopies) {
+  SG_SKIP_WITHOUT_GPU();
+  const size_t bytes = 4u << 20;
+  std::vector<uint8_t> host(bytes), back(bytes, 0xA5);
+  for (size_t i = 0; i < bytes; i++) host[i] = uint8_t(i * 13 + 5);
+  DevMem dev(bytes);
+  sgtest::Graph g;
+  sg_copy_desc up = {dev.p, host.data(), bytes, SG_COPY_HOST_TO_DEVICE, "up"};
+  sg_copy_desc down = {back.data(), dev.p, bytes, SG_COPY_DEVICE_TO_HOST, "down"};
+  sg_node u;
+  SG_ASSERT_OK(sg_graph_add_copy(g, &up, nullptr, 0, &u));
+  SG_ASSERT_OK(sg_graph_add_copy(g, &down, &u, 1, nullptr));
+  for (sg_graph_build build : {SG_BUILD_EXPLICIT, SG_BUILD_CAPTURE}) {
+    sg_exec_options o = gputest::cuda_options({"x", SG_MODE_GRAPH, build});
+    o.staging.policy = SG_STAGING_STAGE;
+    o.trace = 1;
+    o.trace_every = 4;
+    sg_exec *e = nullptr;
+    EXPECT_EQ(sg_exec_create(g, &o, &e), SG_ERR_UNSUPPORTED);
+    EXPECT_EQ(e, nullptr);
+    EXPECT_NE(std::string(sg_last_error()).find("trace_every"), std::string::npos)
+        << sg_last_error();
+    if (e) sg_exec_destroy(e);
+  }
+  sg_exec_options o = gputest::cuda_options({"x", SG_MODE_STREAMS, SG_BUILD_EXPLICIT});
+  o.staging.policy = SG_STAGING_STAGE;
+  o.trace = 1;
+  o.trace_every = 4;
+  sgtest::Exec e;
+  SG_ASSERT_OK(sg_exec_create(g, &o, &e.e));
+  for (int i = 0; i < 6; i++) SG_ASSERT_OK(sg_exec_launch(e, nullptr));
+  SG_ASSERT_OK(sg_exec_wait(e));
+  EXPECT_EQ(back, host);
+  for (uint64_t l : {1u, 5u}) {
+    std::vector<sg_trace_record> rec = sgtest::records_of(e, l, 2);
+    ASSERT_EQ(rec.size(), 2u);
+    EXPECT_EQ(rec[0].launch, l);
+  }
+  sg_trace_record r[2];
+  size_t count = 0;
+  EXPECT_EQ(sg_exec_get_launch_trace(e, 6, r, 2, &count), SG_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(sg_last_error()).find("not sampled"), std::string::npos)
+      << sg_last_error();
+}
+
 // A pipeline on the GPU: batches labelled on one timeline, results right.
 TEST(GpuTracePipeline, BatchesOnOneTimeline) {
   SG_SKIP_WITHOUT_GPU();
