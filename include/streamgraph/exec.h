@@ -92,7 +92,11 @@ typedef struct sg_exec_options {
   sg_staging_options staging;
   int trace;                 /* 1: time every node of every launch (costs a little per node;
                                 docs/observability.md); 0 (default): nothing is timed */
-  unsigned trace_launches;   /* with trace: launches whose times are kept (0: 64) */
+  unsigned trace_launches;   /* with trace: traced launches whose times are kept (0: 64) */
+  unsigned trace_every;      /* with trace: time every k-th launch only (launches 1, 1 + k,
+                                1 + 2k... of the executable), so that a long run pays the
+                                tracing cost on 1 launch in k; 0 or 1 (default): every
+                                launch. Set without trace: SG_ERR_INVALID_ARGUMENT */
 } sg_exec_options;
 
 /* Fills `opts` with the defaults. Always start from this. */
@@ -239,8 +243,9 @@ typedef struct sg_trace_record {
                                 executables (GPU launches aligned within microseconds) */
 } sg_trace_record;
 
-/* The records of the latest launch of an executable created with `trace`
- * set, one per node in the plan's issue order, after waiting for launches
+/* The records of the latest traced launch of an executable created with
+ * `trace` set (with trace_every k > 1: the latest of launches 1, 1 + k,
+ * ...), one per node in the plan's issue order, after waiting for launches
  * in flight. Fills up to `capacity` records and sets *count to the node
  * count. Every mode and backend traces (docs/observability.md says how).
  * SG_ERR_INVALID_ARGUMENT without `trace` or before the first launch. */
@@ -257,8 +262,10 @@ sg_status sg_exec_get_trace(sg_exec *exec, sg_trace_record *records, size_t capa
 #endif
 
 /* The same for launch number `launch` (1 for the first). The executable
- * keeps the last options.trace_launches launches: an older one, or one not
- * made yet, is SG_ERR_INVALID_ARGUMENT, saying which are kept. */
+ * keeps the last options.trace_launches traced launches: an older one, one
+ * not made yet, or one that trace_every left untimed (not sampled) is
+ * SG_ERR_INVALID_ARGUMENT, saying which are kept or that the launch was not
+ * sampled. */
 SG_API sg_status sg_exec_get_launch_trace_sized(sg_exec *exec, uint64_t launch,
                                                 sg_trace_record *records, size_t record_size,
                                                 size_t capacity, size_t *count);

@@ -173,7 +173,7 @@ class sg_exec_options(ctypes.Structure):
     _fields_ = [("backend", ctypes.c_int), ("mode", ctypes.c_int), ("build", ctypes.c_int),
                 ("max_streams", ctypes.c_uint), ("device", ctypes.c_int),
                 ("staging", sg_staging_options), ("trace", ctypes.c_int),
-                ("trace_launches", ctypes.c_uint)]
+                ("trace_launches", ctypes.c_uint), ("trace_every", ctypes.c_uint)]
 
 
 class sg_exec_info(ctypes.Structure):

@@ -66,6 +66,7 @@ static void free_backend(sg__cuda_state *b) {
   /* Before the streams the conductor may query go. */
   sg__staging_disown(b->staging, b);
   sg__cuda_graph_free(&b->g);
+  sg__cuda_graph_free(&b->plain);
   sg__cuda_tracer_free(&b->tracer); /* after the graph whose nodes record its events */
   sg__cuda_marks_free(b);
   sg__cuda_streams_free(b);

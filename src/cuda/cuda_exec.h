@@ -179,7 +179,9 @@ typedef struct sg__cuda_state {
   sg__cuda_nccl **nccl;        /* node -> its NCCL calls' state (SG__OP_NCCL), else NULL */
   void **bounce;               /* node -> pinned bounce buffer (SG__OP_PEER_STAGED), else NULL */
 
-  sg__cuda_graph g;            /* graph mode */
+  sg__cuda_graph g;            /* graph mode (traced: with the trace's nodes) */
+  sg__cuda_graph plain;        /* graph mode with trace_every > 1: the same graph untraced,
+                                  which the launches not sampled run; else empty */
   sg__staging *staging;        /* how copies with a pageable side run (always made on CUDA) */
   struct sg__stage_lanes *lanes; /* streams mode: helper streams of staged copies
                                     (stage_lanes.h), made on first use */
@@ -472,10 +474,12 @@ sg_status sg__cuda_build_capture(sg__cuda_state *b, const sg__cuda_swap *swap, c
  * On success the backend has taken `payload`. */
 sg_status sg__cuda_graph_update_node(sg__cuda_state *b, uint32_t index, const sg__node *fresh,
                                      sg__cuda_op op, sg__cuda_work *payload, int *in_place);
-/* Sets a kernel node of the instantiated graph in place (graph_kernel_update.c):
+/* Sets a kernel node of instantiated graph `g` (b->g, or b->plain) in place
+ * (graph_kernel_update.c):
  * through the driver when it can, else the runtime's call. cudaSuccess, or
  * the runtime's refusal. */
-cudaError_t sg__cuda_graph_set_kernel(sg__cuda_state *b, uint32_t index, const sg__kernel *k);
+cudaError_t sg__cuda_graph_set_kernel(sg__cuda_state *b, sg__cuda_graph *g, uint32_t index,
+                                      const sg__kernel *k);
 
 /* ---- cuda_exec.c -------------------------------------------------------- */
 
@@ -541,12 +545,13 @@ sg_status sg__cuda_cond_add(sg__cuda_state *b, uint32_t index, const sg__node *n
                             cudaGraphNode_t *added, sg__cuda_graph *out, const char *fn);
 /* Frees what sg__cuda_cond_add recorded in `g`. */
 void sg__cuda_cond_nodes_free(sg__cuda_graph *g);
-/* Graph mode: sets conditional node `index`'s bodies to `fresh`'s in the
- * instantiated graph, node by node through the recorded body nodes, where
+/* Graph mode: sets conditional node `index`'s bodies to `fresh`'s in
+ * instantiated graph `g` (b->g, or b->plain), node by node through the recorded body nodes, where
  * they differ from the executable's. 1 when done; 0 when the graph must be
  * rebuilt instead (the driver refused, a kernel bound to a condition, no
  * record). A parameter change inside a body changes one node, so a refusal
  * leaves nothing half set. */
-int sg__cuda_cond_set_in_place(sg__cuda_state *b, uint32_t index, const sg__node *fresh);
+int sg__cuda_cond_set_in_place(sg__cuda_state *b, const sg__cuda_graph *g, uint32_t index,
+                               const sg__node *fresh);
 
 #endif

@@ -289,7 +289,10 @@ static void read_through(sg__cuda_tracer *t, uint64_t through) {
 
 sg_status sg__cuda_tracer_set(sg__cuda_tracer *t, uint64_t launch, sg__cuda_trace_set **set,
                               const char *fn, char *msg, size_t cap) {
-  unsigned i = (unsigned)(launch % SG__CUDA_TRACE_RING);
+  /* By traced launch, not by launch number: with trace_every k the sets
+   * still serve 8 traced launches in flight (8k launches), instead of
+   * every traced launch waiting for the one before it. */
+  unsigned i = (unsigned)(t->given % SG__CUDA_TRACE_RING);
   sg__cuda_trace_set *s = &t->sets[i];
   while (t->made <= i) {
     sg_status st = make_set(t, &t->sets[t->made], fn);
@@ -301,6 +304,7 @@ sg_status sg__cuda_tracer_set(sg__cuda_tracer *t, uint64_t launch, sg__cuda_trac
   }
   if (s->launch) read_through(t, s->launch);
   if (launch > t->last) t->last = launch;
+  t->given++;
   *set = s;
   return SG_OK;
 }

@@ -56,6 +56,7 @@ typedef struct sg__cuda_tracer {
   uint64_t anchor_ns;          /* the anchor's time on the host clock */
   uint64_t anchor_after;       /* the last launch enqueued before the anchor */
   uint64_t last;               /* the latest launch given a set */
+  uint64_t given;              /* sets given to launches (a launch's set: given % ring) */
   uint64_t *scratch;           /* 2 * node_count times */
   /* Stamps (graph mode where the stamp kernel loads); all 0 otherwise. */
   int stamps;
@@ -101,9 +102,9 @@ sg_status sg__cuda_tracer_make_graph(sg__cuda_tracer *t, sg__trace *trace,
 /* Nothing may be in flight. Accepts a tracer that was never made (zeroed). */
 void sg__cuda_tracer_free(sg__cuda_tracer *t);
 
-/* The set launch `launch` records into: the set of launch % ring, made on
- * first use; the launch that used it before is read back first (waiting for
- * it). The device is current. The message (on the launch path) goes to
+/* The set launch `launch` (a traced one) records into: the next set of the
+ * ring, made on first use; the launch that used it before is read back
+ * first (waiting for it). The device is current. The message (on the launch path) goes to
  * `msg`. */
 sg_status sg__cuda_tracer_set(sg__cuda_tracer *t, uint64_t launch, sg__cuda_trace_set **set,
                               const char *fn, char *msg, size_t cap);

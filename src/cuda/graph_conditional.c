@@ -426,8 +426,8 @@ void sg__cuda_cond_nodes_free(sg__cuda_graph *g) {
 
 /* Sets what differs between `old` and `fresh` (payloads of one conditional
  * node, the same topology) through `r`: 1 when done, 0 to rebuild. */
-static int set_bodies(sg__cuda_state *b, const sg__cond_node *old, const sg__cond_node *fresh,
-                      const sg__cuda_cond_nodes *r) {
+static int set_bodies(sg__cuda_state *b, cudaGraphExec_t exec, const sg__cond_node *old,
+                      const sg__cond_node *fresh, const sg__cuda_cond_nodes *r) {
   if (old == fresh) return 1; /* shared: nothing changed below */
   if (!r || r->body_count != fresh->body_count || old->body_count != fresh->body_count) return 0;
   for (uint32_t k = 0; k < fresh->body_count; k++) {
@@ -438,7 +438,7 @@ static int set_bodies(sg__cuda_state *b, const sg__cond_node *old, const sg__con
       const sg__node *was = &o->nodes[j], *now = &f->nodes[j];
       if (was->kind != now->kind) return 0;
       if (now->kind == SG__NODE_COND) {
-        if (!set_bodies(b, was->u.cond, now->u.cond, made->inner[j])) return 0;
+        if (!set_bodies(b, exec, was->u.cond, now->u.cond, made->inner[j])) return 0;
         continue;
       }
       if (sg__node_params_equal(was, now)) continue;
@@ -449,11 +449,11 @@ static int set_bodies(sg__cuda_state *b, const sg__cond_node *old, const sg__con
           if (now->u.kernel.cond_arg) return 0;
           struct cudaKernelNodeParams p;
           sg__cuda_kernel_params(&now->u.kernel, &p);
-          err = SG_CUDA(cudaGraphExecKernelNodeSetParams(b->g.exec, made->nodes[j], &p));
+          err = SG_CUDA(cudaGraphExecKernelNodeSetParams(exec, made->nodes[j], &p));
           break;
         }
         case SG__NODE_COPY:
-          err = SG_CUDA(cudaGraphExecMemcpyNodeSetParams1D(b->g.exec, made->nodes[j],
+          err = SG_CUDA(cudaGraphExecMemcpyNodeSetParams1D(exec, made->nodes[j],
                                                            now->u.copy.dst, now->u.copy.src,
                                                            now->u.copy.bytes,
                                                            cudaMemcpyDefault));
@@ -461,7 +461,7 @@ static int set_bodies(sg__cuda_state *b, const sg__cond_node *old, const sg__con
         case SG__NODE_MEMSET: {
           struct cudaMemsetParams p;
           sg__cuda_memset_params(&now->u.memset, &p);
-          err = SG_CUDA(cudaGraphExecMemsetNodeSetParams(b->g.exec, made->nodes[j], &p));
+          err = SG_CUDA(cudaGraphExecMemsetNodeSetParams(exec, made->nodes[j], &p));
           break;
         }
         default:
@@ -476,8 +476,8 @@ static int set_bodies(sg__cuda_state *b, const sg__cond_node *old, const sg__con
   return 1;
 }
 
-int sg__cuda_cond_set_in_place(sg__cuda_state *b, uint32_t index, const sg__node *fresh) {
-  const sg__cuda_graph *g = &b->g;
+int sg__cuda_cond_set_in_place(sg__cuda_state *b, const sg__cuda_graph *g, uint32_t index,
+                               const sg__node *fresh) {
   if (fresh->kind != SG__NODE_COND || !g->cond_nodes || index >= g->cond_node_count) return 0;
-  return set_bodies(b, b->nodes[index].u.cond, fresh->u.cond, g->cond_nodes[index]);
+  return set_bodies(b, g->exec, b->nodes[index].u.cond, fresh->u.cond, g->cond_nodes[index]);
 }

@@ -55,8 +55,8 @@ static CUfunction function_of(sg__cuda_graph *g, uint32_t node_count, uint32_t i
   return (CUfunction)c->function;
 }
 
-cudaError_t sg__cuda_graph_set_kernel(sg__cuda_state *b, uint32_t index, const sg__kernel *k) {
-  sg__cuda_graph *g = &b->g;
+cudaError_t sg__cuda_graph_set_kernel(sg__cuda_state *b, sg__cuda_graph *g, uint32_t index,
+                                      const sg__kernel *k) {
   pthread_once(&lookup_once, lookup);
   CUfunction f = NULL;
   if (driver_kernel_set && k->func_kind == SG_KERNEL_FUNCTION)

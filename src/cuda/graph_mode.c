@@ -31,13 +31,16 @@ void sg__cuda_graph_free(sg__cuda_graph *g) {
   sg__cuda_cond_nodes_free(g);
 }
 
-sg_status sg__cuda_graph_rebuild(sg__cuda_state *b, const sg__cuda_swap *swap, const char *fn) {
+/* Builds, instantiates and uploads one graph into *out: with the trace's
+ * stamps or event-record nodes when `traced`. On failure frees what it made. */
+static sg_status build_one(sg__cuda_state *b, const sg__cuda_swap *swap, int traced,
+                           const char *fn, sg__cuda_graph *out) {
   sg__cuda_graph g = {0};
   g.nodes = sg__calloc(b->s->node_count ? b->s->node_count : 1, sizeof *g.nodes);
   /* A traced graph: event-record nodes around every node, recording the
    * tracer's first set until a launch points them elsewhere; or stamp
    * kernel nodes at 0 and after every node (2 + 2v; 1 + 2v unused). */
-  if (g.nodes && b->tracer.trace &&
+  if (g.nodes && traced &&
       !(g.trace_nodes = sg__calloc((size_t)2 * b->s->node_count + 1, sizeof *g.trace_nodes))) {
     sg__free(g.nodes);
     g.nodes = NULL;
@@ -65,8 +68,43 @@ sg_status sg__cuda_graph_rebuild(sg__cuda_state *b, const sg__cuda_swap *swap, c
     sg__cuda_graph_free(&g);
     return st;
   }
+  *out = g;
+  return SG_OK;
+}
+
+/* A sampled trace (trace_every > 1) launches the untraced graph on the
+ * launches it does not time. Staged copies are refused there: their
+ * staging state belongs to one instantiated graph (staged_copy.c). */
+static sg_status check_sampled(const sg__cuda_state *b, const sg__cuda_swap *swap,
+                               const char *fn) {
+  (void)swap; /* a rebuild for a new node has set its op already (graph_update.c) */
+  for (uint32_t v = 0; v < b->s->node_count; v++) {
+    if (b->op[v] == SG__OP_STAGED_COPY)
+      return sg__fail(SG_ERR_UNSUPPORTED,
+                      "%s: graph mode with options.trace_every > 1 cannot hold a copy through "
+                      "pageable host memory (node %u; staged per instantiated graph): use "
+                      "pinned or device memory, trace_every 0 or 1, or streams mode",
+                      fn, v);
+  }
+  return SG_OK;
+}
+
+sg_status sg__cuda_graph_rebuild(sg__cuda_state *b, const sg__cuda_swap *swap, const char *fn) {
+  const int sampled = b->tracer.trace && b->tracer.trace->every > 1;
+  sg__cuda_graph g = {0}, plain = {0};
+  sg_status st = sampled ? check_sampled(b, swap, fn) : SG_OK;
+  /* The untraced one first: a build leaves the conditions' handles
+   * (b->cond_handles) to the traced graph, as without sampling. */
+  if (!st && sampled) st = build_one(b, swap, 0, fn, &plain);
+  if (!st) st = build_one(b, swap, b->tracer.trace != NULL, fn, &g);
+  if (st) {
+    sg__cuda_graph_free(&plain);
+    return st;
+  }
   sg__cuda_graph_free(&b->g);
+  sg__cuda_graph_free(&b->plain);
   b->g = g;
+  b->plain = plain;
   return SG_OK;
 }
 
@@ -160,7 +198,11 @@ sg_status sg__cuda_graph_launch(sg__cuda_state *b, void *cuda_stream, uint64_t l
     return st;
   }
   sg__cuda_trace_set *set = NULL;
-  if (b->tracer.trace) {
+  /* A launch trace_every leaves untimed runs the untraced graph. */
+  const int timed =
+      b->tracer.trace && (sg__trace_sampled(b->tracer.trace, launch) || !b->plain.exec);
+  const cudaGraphExec_t graph_exec = timed || !b->plain.exec ? b->g.exec : b->plain.exec;
+  if (timed) {
     char msg[SG_ERROR_MESSAGE_BYTES];
     st = sg__cuda_tracer_set(&b->tracer, launch, &set, fn, msg, sizeof msg);
     if (st) {
@@ -185,7 +227,7 @@ sg_status sg__cuda_graph_launch(sg__cuda_state *b, void *cuda_stream, uint64_t l
   }
   if (err == cudaSuccess) {
     call = "cudaGraphLaunch";
-    err = SG_CUDA(cudaGraphLaunch(b->g.exec, target));
+    err = SG_CUDA(cudaGraphLaunch(graph_exec, target));
     if (err == cudaSuccess) b->handover_pending = 0;
     /* A launch that did not go in takes back what was queued and armed. */
     sg__cuda_staged_copy_launched(b, err == cudaSuccess);

@@ -19,17 +19,18 @@
  * instead (the driver refused, or nothing in the graph stands for the node
  * to set); *st is set, and 0 returned, on a failure that is not a refusal.
  * `payload` is the new host-work payload (op SG__OP_HOST_WORK). */
-static int set_in_place(sg__cuda_state *b, uint32_t index, const sg__node *fresh,
-                        sg__cuda_work *payload, const char *fn, sg_status *st) {
-  cudaGraphExec_t exec = b->g.exec;
-  cudaGraphNode_t node = b->g.nodes[index];
+static int set_in_place(sg__cuda_state *b, sg__cuda_graph *g, uint32_t index,
+                        const sg__node *fresh, sg__cuda_work *payload, const char *fn,
+                        sg_status *st) {
+  cudaGraphExec_t exec = g->exec;
+  cudaGraphNode_t node = g->nodes[index];
   if (!node) return 0;
   cudaError_t err;
   switch ((sg__cuda_op)b->op[index]) {
     case SG__OP_KERNEL:
       /* A condition's handle is filled in when the graph is built. */
       if (fresh->u.kernel.cond_arg) return 0;
-      err = sg__cuda_graph_set_kernel(b, index, &fresh->u.kernel);
+      err = sg__cuda_graph_set_kernel(b, g, index, &fresh->u.kernel);
       break;
     case SG__OP_COPY:
       err = SG_CUDA(cudaGraphExecMemcpyNodeSetParams1D(exec, node, fresh->u.copy.dst,
@@ -54,7 +55,7 @@ static int set_in_place(sg__cuda_state *b, uint32_t index, const sg__node *fresh
       /* A change inside a body: in place through the body's graph nodes
        * (CUDA takes them as nodes of the instantiated graph); returning 0
        * here rebuilds instead. */
-      return sg__cuda_cond_set_in_place(b, index, fresh);
+      return sg__cuda_cond_set_in_place(b, g, index, fresh);
     case SG__OP_STREAM_FN:
     case SG__OP_NCCL:
     case SG__OP_PEER_STAGED: {
@@ -109,7 +110,12 @@ sg_status sg__cuda_graph_update_node(sg__cuda_state *b, uint32_t index, const sg
       return sg__cuda_fail(err, "cudaSetDevice (the node's device)",
                            sg__cuda_where(b, fn, index, where));
     }
-    done = set_in_place(b, index, fresh, payload, fn, &st);
+    done = set_in_place(b, &b->g, index, fresh, payload, fn, &st);
+    /* A sampled trace's untraced graph takes the same change; where it
+     * refuses, both are rebuilt (the traced one's new parameters are then
+     * built in again, which is what it has). */
+    if (done && !st && b->plain.exec)
+      done = set_in_place(b, &b->plain, index, fresh, payload, fn, &st);
     if (current != b->device) cudaSetDevice(b->device); /* release: the caller's device next */
     if (st) return st;
     if (done) {

@@ -134,7 +134,8 @@ sg_status sg__cuda_streams_launch(sg__cuda_state *b, void *cuda_stream, uint64_t
   sg_status st = sg__cuda_enter_exec(b, &previous, launch_fn);
   if (st) return stopped(b, st, sg_last_error());
   sg__cuda_trace_set *set = NULL;
-  if (b->tracer.trace) {
+  /* A launch trace_every leaves untimed records no event of the trace. */
+  if (b->tracer.trace && sg__trace_sampled(b->tracer.trace, launch)) {
     char msg[SG_ERROR_MESSAGE_BYTES];
     st = sg__cuda_tracer_set(&b->tracer, launch, &set, launch_fn, msg, sizeof msg);
     if (st) {

@@ -43,6 +43,13 @@ static sg_status check_options(const sg_exec_options *o, const char *fn) {
                     fn, (int)o->staging.policy);
   if (o->device < 0)
     return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: device %d is negative", fn, o->device);
+  /* Refused rather than ignored: a caller who set a sampling rate expects
+   * a trace, and would otherwise find none only when reading it. */
+  if (!o->trace && o->trace_every > 1)
+    return sg__fail(SG_ERR_INVALID_ARGUMENT,
+                    "%s: trace_every is %u but trace is 0: set trace = 1 to time every %u-th "
+                    "launch, or leave trace_every 0",
+                    fn, o->trace_every, o->trace_every);
   return SG_OK;
 }
 
@@ -150,7 +157,7 @@ sg_status sg_exec_create(const sg_graph *graph, const sg_exec_options *opts, sg_
   if ((st = sg__exec_temps_create(e->ops, o.device, &e->snap, e->plan, __func__, &e->temps)))
     goto fail_plan;
   if (o.trace &&
-      (st = sg__trace_new(e->snap.node_count, o.trace_launches, __func__, &e->trace)))
+      (st = sg__trace_new(e->snap.node_count, o.trace_launches, o.trace_every, __func__, &e->trace)))
     goto fail_plan;
   if ((st = sg__exec_backend_create(e, &e->snap, e->plan, e->trace, __func__, &e->state)))
     goto fail_plan;

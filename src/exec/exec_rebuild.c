@@ -117,7 +117,7 @@ static sg_status build(sg__rebuild *rb) {
                                   &rb->temps)))
     return st;
   if (rb->traced && (st = sg__trace_new(rb->snap.node_count, exec->options.trace_launches,
-                                        async_fn, &rb->trace)))
+                                        exec->options.trace_every, async_fn, &rb->trace)))
     return st;
   sg__backend_args args = {exec,
                            &exec->options,

@@ -51,6 +51,22 @@ static sg_status read_records(sg_exec *exec, uint64_t launch, sg_trace_record *r
     if (launch == 0)
       return sg__fail(SG_ERR_INVALID_ARGUMENT,
                       "%s: no launch has been timed (a failed launch has no times)", fn);
+    if (launch <= exec->launched && !sg__trace_sampled(t, launch))
+      return sg__fail(SG_ERR_INVALID_ARGUMENT,
+                      "%s: launch %" PRIu64 " was not sampled: options.trace_every = %u times "
+                      "launches 1, %" PRIu64 ", %" PRIu64 "... only",
+                      fn, launch, t->every, (uint64_t)t->every + 1, 2 * (uint64_t)t->every + 1);
+    if (t->every > 1) {
+      /* The oldest traced launch the ring can still hold. */
+      const uint64_t latest = (exec->launched - 1) / t->every; /* samples from 0 */
+      const uint64_t oldest = latest >= t->keep ? (latest - t->keep + 1) * t->every + 1 : 1;
+      return sg__fail(SG_ERR_INVALID_ARGUMENT,
+                      "%s: launch %" PRIu64 " is not kept: traced launches %" PRIu64
+                      " to %" PRIu64 " (every %u-th) are (options.trace_launches keeps the "
+                      "last %u traced launches; a failed launch, or one before a change of "
+                      "topology, has no times)",
+                      fn, launch, oldest, latest * t->every + 1, t->every, t->keep);
+    }
     uint64_t oldest = exec->launched > t->keep ? exec->launched - t->keep + 1 : 1;
     return sg__fail(SG_ERR_INVALID_ARGUMENT,
                     "%s: launch %" PRIu64 " is not kept: launches %" PRIu64 " to %" PRIu64

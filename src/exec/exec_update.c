@@ -326,7 +326,8 @@ static sg_status rebuild(sg_exec *exec, sg__snapshot *fresh, const char *fn) {
    * trace with the new topology. */
   sg__trace *trace = NULL;
   if (exec->trace &&
-      (st = sg__trace_new(fresh->node_count, exec->options.trace_launches, fn, &trace))) {
+      (st = sg__trace_new(fresh->node_count, exec->options.trace_launches,
+                          exec->options.trace_every, fn, &trace))) {
     sg__exec_temps_free(temps);
     sg__snapshot_release_memory(fresh);
     sg__plan_free(plan);

@@ -17,7 +17,8 @@ static void free_arrays(sg__trace *t) {
   sg__free(t);
 }
 
-sg_status sg__trace_new(uint32_t node_count, unsigned keep, const char *fn, sg__trace **out) {
+sg_status sg__trace_new(uint32_t node_count, unsigned keep, unsigned every, const char *fn,
+                        sg__trace **out) {
   *out = NULL;
   if (keep == 0) keep = SG__TRACE_DEFAULT_LAUNCHES;
   size_t pending = (size_t)keep + SG__TRACE_MAX_AHEAD;
@@ -26,6 +27,7 @@ sg_status sg__trace_new(uint32_t node_count, unsigned keep, const char *fn, sg__
   if (!t) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory for the trace", fn);
   t->node_count = node_count;
   t->keep = keep;
+  t->every = every ? every : 1;
   t->span_cap = (size_t)keep * SG__TRACE_SPANS_PER_LAUNCH;
   t->launch = sg__calloc(keep, sizeof *t->launch);
   t->label = sg__calloc(keep, sizeof *t->label);
@@ -57,7 +59,10 @@ void sg__trace_free(sg__trace *t) {
 }
 
 void sg__trace_label(sg__trace *t, uint64_t launch, uint64_t label) {
-  size_t at = launch % ((size_t)t->keep + SG__TRACE_MAX_AHEAD);
+  if (!sg__trace_sampled(t, launch)) return;
+  /* Pending labels by traced launch too: how far ahead of its commits a
+   * backend runs counts traced launches (cuda_trace.h's ring of sets). */
+  size_t at = (size_t)(((launch - 1) / t->every) % ((uint64_t)t->keep + SG__TRACE_MAX_AHEAD));
   sg__mutex_lock(&t->lock);
   t->pending_launch[at] = launch;
   t->pending_label[at] = label;
@@ -66,8 +71,9 @@ void sg__trace_label(sg__trace *t, uint64_t launch, uint64_t label) {
 
 void sg__trace_commit(sg__trace *t, uint64_t launch, uint64_t start_ns, const uint64_t *start_rel,
                       const uint64_t *end_rel) {
-  size_t slot = launch % t->keep;
-  size_t at = launch % ((size_t)t->keep + SG__TRACE_MAX_AHEAD);
+  if (!sg__trace_sampled(t, launch)) return;
+  size_t slot = sg__trace_slot(t, launch);
+  size_t at = (size_t)(((launch - 1) / t->every) % ((uint64_t)t->keep + SG__TRACE_MAX_AHEAD));
   uint64_t *times = t->times + slot * 2 * (t->node_count ? t->node_count : 1);
   sg__mutex_lock(&t->lock);
   t->launch[slot] = launch;
@@ -105,7 +111,7 @@ int sg__trace_read(sg__trace *t, uint64_t launch, uint64_t *launch_out, uint64_t
   int found = 0;
   sg__mutex_lock(&t->lock);
   if (launch == 0) launch = t->last;
-  size_t slot = launch % t->keep;
+  size_t slot = launch ? sg__trace_slot(t, launch) : 0;
   if (launch != 0 && t->launch[slot] == launch) {
     const uint64_t *times = t->times + slot * 2 * (t->node_count ? t->node_count : 1);
     *launch_out = launch;

@@ -52,31 +52,57 @@ typedef struct sg__trace_span {
 
 typedef struct sg__trace {
   uint32_t node_count;
-  unsigned keep;               /* launches kept */
+  unsigned keep;               /* traced launches kept */
+  unsigned every;              /* launches 1, 1 + every, 1 + 2 * every... are traced (>= 1) */
   pthread_mutex_t lock;        /* guards what follows */
   uint64_t last;               /* the latest launch committed (0: none) */
-  uint64_t *launch;            /* per slot (launch % keep): the launch held, 0 when none */
+  uint64_t *launch;            /* per slot (sample % keep): the launch held, 0 when none */
   uint64_t *label;             /* per slot: its label */
   uint64_t *start;             /* per slot: its start, absolute */
   uint64_t *times;             /* per slot: node_count starts, then node_count ends, relative */
-  uint64_t *pending_launch;    /* per launch % (keep + SG__TRACE_MAX_AHEAD): labels given */
+  uint64_t *pending_launch;    /* per sample % (keep + SG__TRACE_MAX_AHEAD): labels given */
   uint64_t *pending_label;     /*   before their launch was committed */
   sg__trace_span *spans;       /* a ring of span_cap */
   size_t span_cap;
   uint64_t span_total;         /* spans ever added (the ring holds the last span_cap) */
 } sg__trace;
 
-/* A trace keeping `keep` launches (0: SG__TRACE_DEFAULT_LAUNCHES) of
- * `node_count` nodes. SG_ERR_OUT_OF_MEMORY or SG_ERR_SYSTEM, with a message
- * prefixed by `fn`. */
-sg_status sg__trace_new(uint32_t node_count, unsigned keep, const char *fn, sg__trace **out);
+/* A trace keeping `keep` traced launches (0: SG__TRACE_DEFAULT_LAUNCHES)
+ * of `node_count` nodes, tracing every `every`-th launch (0 or 1: each).
+ * SG_ERR_OUT_OF_MEMORY or SG_ERR_SYSTEM, with a message prefixed by `fn`. */
+sg_status sg__trace_new(uint32_t node_count, unsigned keep, unsigned every, const char *fn,
+                        sg__trace **out);
 void sg__trace_free(sg__trace *t);
 
-/* Labels launch `launch` (1-based), before it is enqueued. */
+/* 1 when launch `launch` (1-based, the executable's number) is traced:
+ * launches 1, 1 + every, 1 + 2 * every... (options.trace_every). Backends
+ * time only those, and commit only those. */
+static inline int sg__trace_sampled(const sg__trace *t, uint64_t launch) {
+  return launch != 0 && (launch - 1) % t->every == 0;
+}
+
+/* The ring's slot of traced launch `launch`: slots go to traced launches
+ * only, so the ring keeps the last `keep` of them however far apart
+ * sampling puts them. */
+static inline size_t sg__trace_slot(const sg__trace *t, uint64_t launch) {
+  return (size_t)(((launch - 1) / t->every) % t->keep);
+}
+
+/* The oldest traced launch the ring may still hold (lock held): readers
+ * walk from it to t->last in steps of t->every. */
+static inline uint64_t sg__trace_oldest(const sg__trace *t) {
+  if (t->last == 0) return 1;
+  const uint64_t latest = (t->last - 1) / t->every; /* traced launches before the latest */
+  return (latest >= t->keep ? latest - t->keep + 1 : 0) * t->every + 1;
+}
+
+/* Labels launch `launch` (1-based), before it is enqueued (a launch not
+ * sampled is not kept, nor is its label). */
 void sg__trace_label(sg__trace *t, uint64_t launch, uint64_t label);
 /* The times of launch `launch`: its absolute start, and per node (indexed
  * like the schedule) start and end relative to it. Backends commit in
- * launch order; a launch may be skipped (one that failed). */
+ * launch order; a launch may be skipped (one that failed). A launch not
+ * sampled is ignored. */
 void sg__trace_commit(sg__trace *t, uint64_t launch, uint64_t start_ns, const uint64_t *start_rel,
                       const uint64_t *end_rel);
 /* Adds one span (its lane is the calling thread's; `copy_thread`: a staging

@@ -111,9 +111,9 @@ static void put_source(sg__text *t, const sg__trace_source *src, unsigned pid, u
     put_meta(t, pid, "thread_sort_index", "sort_index", k + 1, NULL, k + 1);
   }
   /* Launches in order: the oldest kept first. */
-  uint64_t oldest = tr->last >= tr->keep ? tr->last - tr->keep + 1 : 1;
-  for (uint64_t launch = oldest; tr->last && launch <= tr->last; launch++) {
-    unsigned slot = (unsigned)(launch % tr->keep);
+  uint64_t oldest = sg__trace_oldest(tr);
+  for (uint64_t launch = oldest; tr->last && launch <= tr->last; launch += tr->every) {
+    unsigned slot = (unsigned)sg__trace_slot(tr, launch);
     if (tr->launch[slot] == launch) put_launch(t, src, pid, slot, origin);
   }
   sg__mutex_unlock(&tr->lock);

@@ -182,10 +182,10 @@ static void collect_launches(builder *b, unsigned i, uint32_t first_lane,
   const sg__trace_source *src = &b->sources[i];
   const sg__trace *tr = src->trace;
   const sg__schedule *s = src->schedule;
-  uint64_t oldest = tr->last >= tr->keep ? tr->last - tr->keep + 1 : 1;
+  uint64_t oldest = sg__trace_oldest(tr);
   uint32_t seq = 0;
-  for (uint64_t launch = oldest; tr->last && launch <= tr->last; launch++) {
-    unsigned slot = (unsigned)(launch % tr->keep);
+  for (uint64_t launch = oldest; tr->last && launch <= tr->last; launch += tr->every) {
+    unsigned slot = (unsigned)sg__trace_slot(tr, launch);
     if (tr->launch[slot] != launch || s->node_count == 0) continue;
     const uint64_t *start = tr->times + (size_t)slot * 2 * (tr->node_count ? tr->node_count : 1);
     const uint64_t *end = start + tr->node_count;

@@ -106,6 +106,8 @@ struct host_backend {
   uint64_t *start_ns;      /* per node, when tracing: the running launch's times */
   uint64_t *end_ns;
   uint64_t launch_start_ns;
+  int timing;              /* the running launch is timed (options.trace_every samples it);
+                              set before its streams are submitted */
   uint64_t number_offset;  /* the executable's number of launch k is k + number_offset */
   gate *gates, *gates_tail;   /* launches after a caller's stream, not started yet */
   sg__device_link *link;      /* made on the first launch with a stream */
@@ -178,7 +180,7 @@ static int run_stream(host_backend *b, stream_task *t) {
     /* After a failure the remaining nodes are skipped, but events are still
      * recorded so that every stream drains and every waiter returns. */
     if (!sg__exec_has_failed(exec)) {
-      if (b->start_ns) b->start_ns[n] = sg__now_ns() - b->launch_start_ns;
+      if (b->timing) b->start_ns[n] = sg__now_ns() - b->launch_start_ns;
       char message[SG_ERROR_MESSAGE_BYTES];
       /* User code (host nodes, host twins) may not call back into its own
        * executable to wait for this launch (exec/backend.h). */
@@ -190,7 +192,7 @@ static int run_stream(host_backend *b, stream_task *t) {
                          : sg__host_cond_run(b->conds, exec, &node, n, message,
                                              sizeof message);
       sg__exec_callback_end(outer);
-      if (b->end_ns) b->end_ns[n] = sg__now_ns() - b->launch_start_ns;
+      if (b->timing) b->end_ns[n] = sg__now_ns() - b->launch_start_ns;
       if (st)
         sg__exec_fail_launch(exec, number, st, "launch %llu: %s", (unsigned long long)number,
                              message);
@@ -247,6 +249,7 @@ static void start_next(host_backend *b) {
     sg__host_conds_start(b->conds);
     b->streams_busy = streams;
     b->launch_start_ns = sg__now_ns();
+    b->timing = b->trace && sg__trace_sampled(b->trace, next + b->number_offset);
     for (uint32_t i = 0; i < streams; i++) {
       b->tasks[i].launch = next;
       b->tasks[i].resume = b->schedule->stream_start[i];
@@ -266,7 +269,7 @@ static void run_task(sg__host_task *task) {
   sg__mutex_lock(&b->lock);
   if (--b->streams_busy == 0) {
     /* A launch cut short by a failure has no complete times. */
-    if (b->trace && !sg__exec_has_failed(b->exec))
+    if (b->timing && !sg__exec_has_failed(b->exec))
       sg__trace_commit(b->trace, b->running + b->number_offset, b->launch_start_ns, b->start_ns,
                        b->end_ns);
     b->completed = b->running;

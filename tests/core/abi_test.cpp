@@ -122,4 +122,92 @@ TEST(Abi, PipelineBatchesAndBindsOfANewerLayout) {
   SG_ASSERT_OK(sg_pipeline_destroy(p));
 }
 
+// The layouts of a program compiled before sg_exec_options.trace_every:
+// sg_exec_options ended at trace_launches, and sg_pipeline_options (which
+// embeds it) had every field after `exec` that much earlier. Both are read
+// as they were (trace_every 0: every launch traced) and init fills them at
+// their old offsets.
+struct ExecOptionsV1 {
+  sg_backend backend;
+  sg_exec_mode mode;
+  sg_graph_build build;
+  unsigned max_streams;
+  int device;
+  sg_staging_options staging;
+  int trace;
+  unsigned trace_launches;
+};
+struct PipelineOptionsV1 {
+  unsigned depth;
+  ExecOptionsV1 exec;
+  sg_pipeline_setup_fn setup;
+  sg_pipeline_teardown_fn teardown;
+  sg_pipeline_bind_fn bind;
+  sg_pipeline_complete_fn on_complete;
+  void *user_data;
+  const int *devices;
+  unsigned device_count;
+  unsigned queue;
+};
+
+TEST(Abi, OptionsOfTheLayoutBeforeTraceEvery) {
+  sgtest::LeakCheck leaks;
+  static_assert(sizeof(ExecOptionsV1) < sizeof(sg_exec_options), "sg_exec_options grew");
+  static_assert(sizeof(PipelineOptionsV1) < sizeof(sg_pipeline_options), "and the pipeline's");
+  sgtest::Graph g;
+  static uint32_t src[2][16], dst[16];
+  sg_copy_desc c = {dst, src[0], sizeof dst, SG_COPY_HOST_TO_HOST, "copy"};
+  sg_node n;
+  SG_ASSERT_OK(sg_graph_add_copy(g, &c, nullptr, 0, &n));
+
+  ExecOptionsV1 eo;
+  std::memset(&eo, 0xA5, sizeof eo);
+  sg_exec_options_init_sized(reinterpret_cast<sg_exec_options *>(&eo), sizeof eo);
+  EXPECT_EQ(eo.trace, 0);
+  EXPECT_EQ(eo.trace_launches, 0u);
+  eo.backend = SG_BACKEND_HOST;
+  eo.trace = 1;
+  sg_exec *e = nullptr;
+  SG_ASSERT_OK(
+      sg_exec_create_sized(g, reinterpret_cast<const sg_exec_options *>(&eo), sizeof eo, &e));
+  for (int i = 0; i < 3; i++) SG_ASSERT_OK(sg_exec_launch(e, nullptr));
+  sg_trace_record r;
+  size_t count = 0;
+  for (uint64_t l = 1; l <= 3; l++) SG_EXPECT_OK(sg_exec_get_launch_trace(e, l, &r, 1, &count));
+  SG_ASSERT_OK(sg_exec_destroy(e));
+
+  PipelineOptionsV1 po;
+  std::memset(&po, 0xA5, sizeof po);
+  sg_pipeline_options_init_sized(reinterpret_cast<sg_pipeline_options *>(&po), sizeof po);
+  EXPECT_EQ(po.depth, 3u);
+  EXPECT_EQ(po.queue, 2u) << "the last field, at its old offset";
+  EXPECT_EQ(po.exec.trace_launches, 0u);
+  EXPECT_EQ(po.setup, nullptr);
+  EXPECT_EQ(po.devices, nullptr);
+  EXPECT_EQ(po.device_count, 0u);
+  po.depth = 1;
+  po.queue = 1;
+  po.exec.backend = SG_BACKEND_HOST;
+  po.exec.trace = 1;
+  sg_pipeline *p = nullptr;
+  SG_ASSERT_OK(sg_pipeline_create_sized(g, reinterpret_cast<const sg_pipeline_options *>(&po),
+                                        sizeof po, &p));
+  for (int b = 0; b < 2; b++) {
+    for (int i = 0; i < 16; i++) src[b][i] = uint32_t(b * 100 + i);
+    sg_pipeline_bind bind = sg_bind_copy_src(n, src[b]);
+    sg_pipeline_batch batch = {&bind, 1, nullptr};
+    SG_ASSERT_OK(sg_pipeline_submit(p, &batch, nullptr));
+    SG_ASSERT_OK(sg_pipeline_drain(p));
+    EXPECT_EQ(std::memcmp(dst, src[b], sizeof dst), 0) << "batch " << b;
+  }
+  sg_pipeline_stats st;
+  SG_ASSERT_OK(sg_pipeline_get_stats(p, &st));
+  EXPECT_EQ(st.submitted, 2u);
+  SG_ASSERT_OK(sg_pipeline_destroy(p));
+  // Below the first layout: refused.
+  EXPECT_EQ(sg_pipeline_create_sized(g, reinterpret_cast<const sg_pipeline_options *>(&po),
+                                     offsetof(PipelineOptionsV1, user_data), &p),
+            SG_ERR_INVALID_ARGUMENT);
+}
+
 }  // namespace

@@ -388,6 +388,110 @@ TEST_P(GpuTrace, UpdatesKeepTracing) {
                        edge_slack(e, sgtest::kClockSlackNs), "launch 3, after the rebuild");
 }
 
+// Sampled tracing (trace_every 4): launches 1, 5, 9... are timed and kept,
+// the others run untraced (graph mode: the plain graph instantiated beside
+// the traced one) and have no records; more traced launches are queued at
+// once than the ring of sets holds. The results, after an untraced launch
+// and after a traced one, and after an in-place update (which graph mode
+// applies to both graphs), are bitwise an untraced executable's and the
+// CPU reference's.
+TEST_P(GpuTrace, SampledLaunchesAloneAreTimed) {
+  const uint32_t seed = uint32_t(host_now_ns());
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::printf("[ seed %u ]\n", seed);
+  const unsigned every = 4;
+  Workload w;
+  sgtest::Graph g;
+  w.build(g);
+  std::vector<uint32_t> want = w.prepare(seed);
+
+  // The untraced executable's results.
+  sg_exec_options plain_options = options();
+  std::vector<uint32_t> untraced(kN);
+  {
+    sgtest::Exec plain;
+    SG_ASSERT_OK(sg_exec_create(g, &plain_options, &plain.e));
+    SG_ASSERT_OK(sg_exec_launch(plain, nullptr));
+    SG_ASSERT_OK(sg_exec_wait(plain));
+    std::memcpy(untraced.data(), w.out.p, kN * 4);
+  }
+  EXPECT_EQ(untraced, want) << "the untraced executable";
+
+  sg_exec_options o = options();
+  o.trace = 1;
+  o.trace_every = every;
+  sgtest::Exec e;
+  SG_ASSERT_OK(sg_exec_create(g, &o, &e.e));
+  const sg_plan *plan = nullptr;
+  SG_ASSERT_OK(sg_exec_get_plan(e, &plan));
+  const uint64_t slack = edge_slack(e, sgtest::kClockSlackNs);
+  auto traced = [&](uint64_t l) { return (l - 1) % every == 0; };
+  std::vector<uint32_t> got(kN);
+  // 41 launches queued at once (11 traced, beyond the ring of 8 sets),
+  // ending on a traced one; then one untraced.
+  std::memset(w.out.p, 0xA5, kN * 4);
+  for (int i = 0; i < 41; i++) SG_ASSERT_OK(sg_exec_launch(e, nullptr));
+  SG_ASSERT_OK(sg_exec_wait(e));
+  std::memcpy(got.data(), w.out.p, kN * 4);
+  EXPECT_EQ(got, untraced) << "after traced launch 41";
+  std::memset(w.out.p, 0xA5, kN * 4);
+  SG_ASSERT_OK(sg_exec_launch(e, nullptr));
+  SG_ASSERT_OK(sg_exec_wait(e));
+  std::memcpy(got.data(), w.out.p, kN * 4);
+  EXPECT_EQ(got, untraced) << "after untraced launch 42";
+
+  // One more round per quarter (in place in graph mode), then launches 43
+  // to 46: 45 traced, 46 (the last) not.
+  for (int q = 0; q < 4; q++) {
+    sg_kernels_work_u32(&w.calls[q], w.dev.u32() + q * (kN / 4), kN / 4, kRounds + 1);
+    SG_ASSERT_OK(sg_exec_set_kernel(e, w.t.nodes[1 + q], &w.calls[q].desc));
+  }
+  std::memset(w.out.p, 0xA5, kN * 4);
+  for (int i = 0; i < 4; i++) SG_ASSERT_OK(sg_exec_launch(e, nullptr));
+  SG_ASSERT_OK(sg_exec_wait(e));
+  std::vector<uint32_t> in(kN);
+  std::memcpy(in.data(), w.in.p, kN * 4);
+  std::memcpy(got.data(), w.out.p, kN * 4);
+  for (size_t i = 0; i < kN; i++) want[i] = gputest::work_ref(in[i], i % (kN / 4), kRounds + 1);
+  EXPECT_EQ(got, want) << "after the update, untraced launch 46";
+  sg_exec_stats st;
+  SG_ASSERT_OK(sg_exec_get_stats(e, &st));
+  EXPECT_EQ(st.launches, 46u);
+  if (graph_mode()) EXPECT_EQ(st.in_place_updates, 4u) << "both graphs took the update in place";
+  if (graph_mode()) EXPECT_EQ(st.rebuilds, 0u);
+
+  std::set<double> want_kept;
+  for (uint64_t l = 1; l <= 46; l++) {
+    if (traced(l)) {
+      want_kept.insert(double(l));
+      sgtest::check_launch(plan, w.t, l, sgtest::records_of(e, l, w.t.nodes.size()), slack,
+                           "launch " + std::to_string(l));
+      continue;
+    }
+    std::vector<sg_trace_record> rec(w.t.nodes.size());
+    size_t count = 0;
+    EXPECT_EQ(sg_exec_get_launch_trace(e, l, rec.data(), rec.size(), &count),
+              SG_ERR_INVALID_ARGUMENT)
+        << "launch " << l;
+    EXPECT_NE(std::string(sg_last_error()).find("not sampled"), std::string::npos)
+        << sg_last_error();
+  }
+  std::vector<sg_trace_record> latest = sgtest::records_of(e, 0, w.t.nodes.size());
+  ASSERT_FALSE(latest.empty());
+  EXPECT_EQ(latest[0].launch, 45u);
+
+  std::string path = ::testing::TempDir() + "gpu_trace_sampled_" + GetParam().name + ".json";
+  SG_ASSERT_OK(sg_exec_write_trace(e, path.c_str()));
+  sgtest::TraceFile f;
+  std::string why;
+  ASSERT_TRUE(sgtest::load_trace(path, &f, &why)) << why;
+  std::remove(path.c_str());
+  std::set<double> kept;
+  for (const sgtest::Json *l : f.launches) kept.insert((*l)["args"]["launch"].num);
+  EXPECT_EQ(kept, want_kept);
+  EXPECT_EQ(f.nodes.size(), want_kept.size() * w.t.nodes.size());
+}
+
 // Streams mode with pageable memory staged: the copy threads' spans are on
 // their own rows and cover the copy.
 TEST(GpuTraceStaging, CopyThreadsAreTraced) {
@@ -442,6 +546,55 @@ TEST(GpuTraceStaging, CopyThreadsAreTraced) {
     std::printf("[ info ] %s: first fill %.1f us after the upload node's start\n",
                 mode == SG_MODE_GRAPH ? "graph" : "streams", fill_ts - up_ts);
   }
+}
+
+// Sampling in graph mode launches an untraced graph beside the traced one,
+// and a staged copy's staging state belongs to one instantiated graph: graph
+// mode refuses staged copies with trace_every > 1, saying what to do;
+// streams mode takes them, and times the sampled launches.
+TEST(GpuTraceStaging, SampledGraphModeRefusesStagedCopies) {
+  SG_SKIP_WITHOUT_GPU();
+  const size_t bytes = 4u << 20;
+  std::vector<uint8_t> host(bytes), back(bytes, 0xA5);
+  for (size_t i = 0; i < bytes; i++) host[i] = uint8_t(i * 13 + 5);
+  DevMem dev(bytes);
+  sgtest::Graph g;
+  sg_copy_desc up = {dev.p, host.data(), bytes, SG_COPY_HOST_TO_DEVICE, "up"};
+  sg_copy_desc down = {back.data(), dev.p, bytes, SG_COPY_DEVICE_TO_HOST, "down"};
+  sg_node u;
+  SG_ASSERT_OK(sg_graph_add_copy(g, &up, nullptr, 0, &u));
+  SG_ASSERT_OK(sg_graph_add_copy(g, &down, &u, 1, nullptr));
+  for (sg_graph_build build : {SG_BUILD_EXPLICIT, SG_BUILD_CAPTURE}) {
+    sg_exec_options o = gputest::cuda_options({"x", SG_MODE_GRAPH, build});
+    o.staging.policy = SG_STAGING_STAGE;
+    o.trace = 1;
+    o.trace_every = 4;
+    sg_exec *e = nullptr;
+    EXPECT_EQ(sg_exec_create(g, &o, &e), SG_ERR_UNSUPPORTED);
+    EXPECT_EQ(e, nullptr);
+    EXPECT_NE(std::string(sg_last_error()).find("trace_every"), std::string::npos)
+        << sg_last_error();
+    if (e) sg_exec_destroy(e);
+  }
+  sg_exec_options o = gputest::cuda_options({"x", SG_MODE_STREAMS, SG_BUILD_EXPLICIT});
+  o.staging.policy = SG_STAGING_STAGE;
+  o.trace = 1;
+  o.trace_every = 4;
+  sgtest::Exec e;
+  SG_ASSERT_OK(sg_exec_create(g, &o, &e.e));
+  for (int i = 0; i < 6; i++) SG_ASSERT_OK(sg_exec_launch(e, nullptr));
+  SG_ASSERT_OK(sg_exec_wait(e));
+  EXPECT_EQ(back, host);
+  for (uint64_t l : {1u, 5u}) {
+    std::vector<sg_trace_record> rec = sgtest::records_of(e, l, 2);
+    ASSERT_EQ(rec.size(), 2u);
+    EXPECT_EQ(rec[0].launch, l);
+  }
+  sg_trace_record r[2];
+  size_t count = 0;
+  EXPECT_EQ(sg_exec_get_launch_trace(e, 6, r, 2, &count), SG_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(sg_last_error()).find("not sampled"), std::string::npos)
+      << sg_last_error();
 }
 
 // A pipeline on the GPU: batches labelled on one timeline, results right.
