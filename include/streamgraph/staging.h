@@ -87,9 +87,9 @@ typedef struct sg_staging_options {
   unsigned ring_depth;        /* pinned chunks in flight per staged copy; 0: 4 */
   unsigned copy_threads;      /* host threads splitting each chunk's copy; 0: three quarters
                                  of the CPUs, at most 12 */
-  size_t auto_min_bytes;      /* AUTO: smaller copies use the driver's path; 0: measured
-                                 defaults, 1 MiB host->device and 256 KiB device->host
-                                 (1 MiB both under the callback protocol) */
+  size_t auto_min_bytes;      /* AUTO: smaller copies use the driver's path; 0: the
+                                 measured default, 1 MiB in both directions and under both
+                                 protocols */
   unsigned auto_register_after; /* AUTO, streams mode: launches in a row with the same buffer
                                    before it is registered; 0: 2 (the first reuse). The
                                    registration runs in the background, in pieces: no launch

@@ -37,13 +37,15 @@ size_t sg__stage_auto_chunk_memops(int to_device, size_t bytes);
 /* auto_min_bytes when the option is 0: below it SG_STAGING_AUTO takes the
  * driver's pageable path in streams mode. Under the callback protocol a
  * small copy costs about as much through the driver as through the
- * callbacks (1 MiB). Under the memop protocol the crossover between the
- * two routes differs by direction: host->device copies stage faster from
- * about 1 MiB on, device->host copies from 256 KiB (the benchmark's size
- * sweep measures both; docs/staging.md, "Defaults, and why"). */
+ * callbacks (1 MiB). Under the memop protocol both directions stage faster
+ * from about 1 MiB on: at 256 KiB the driver's path wins device->host too
+ * when every route starts from a destination the application has read (the
+ * benchmark's size sweep measures both; docs/staging.md, "Defaults, and
+ * why"). The two stay separate constants: the crossovers are measured per
+ * direction. */
 #define SG__STAGE_AUTO_MIN_CALLBACKS ((size_t)1 << 20)
 #define SG__STAGE_AUTO_MIN_MEMOPS_H2D ((size_t)1 << 20)
-#define SG__STAGE_AUTO_MIN_MEMOPS_D2H ((size_t)256 << 10)
+#define SG__STAGE_AUTO_MIN_MEMOPS_D2H ((size_t)1 << 20)
 
 /* The default auto_min_bytes of a protocol (`memops`: 1 for the memop
  * protocol) and direction (`to_device`: host->device, else device->host). */

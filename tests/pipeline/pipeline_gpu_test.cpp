@@ -120,7 +120,7 @@ TEST_P(PipelineGpuPageable, SmallCopiesUnderNoneAndAuto) {
   sgtest::LeakCheck leaks;
   auto [mode, policy] = GetParam();
   // 64 KiB and a little: below AUTO's threshold under either protocol and
-  // in either direction (auto_min_bytes: 256 KiB at least, tuning.h).
+  // in either direction (auto_min_bytes: 1 MiB, tuning.h).
   const size_t n = (1u << 14) + 3;
   const unsigned count = 9, depth = 3;
   Chain chain(SG_BACKEND_CUDA, n, false, false);

@@ -266,9 +266,9 @@ TEST_P(StagingGpu, PoliciesAndTheirStatistics) {
   const sg_staging_policy policies[] = {SG_STAGING_STAGE, SG_STAGING_REGISTER, SG_STAGING_AUTO,
                                         SG_STAGING_NONE};
   for (size_t bytes : {8 * MiB + 3, 64 * KiB + 3}) {
-    // auto_min_bytes is between 256 KiB and 1 MiB by default, by protocol
-    // and direction (tuning.h): both sizes lie on the same side of each.
-    const bool small = bytes < 256 * KiB;
+    // auto_min_bytes is 1 MiB by default, by protocol and direction
+    // (tuning.h): both sizes lie on the same side of it.
+    const bool small = bytes < 1 * MiB;
     for (sg_staging_policy p : policies) {
       Chain c(bytes, 1);
       {
