@@ -185,7 +185,7 @@ TEST_P(Rebuild, FailedBuildKeepsTheCurrentVersion) {
   SG_ASSERT_OK(sg_exec_create(v[0]->graph, &o, &e));
   SG_ASSERT_OK(sg_exec_launch(e, nullptr));
   SG_ASSERT_OK(sg_exec_wait(e));
-  sg_fault_arm_site(SG_FAULT_CUDA, graph_mode() ? "cuda/graph_mode.c:sg__cuda_graph_rebuild"
+  sg_fault_arm_site(SG_FAULT_CUDA, graph_mode() ? "cuda/graph_mode.c:build_one"
                                                   : "cuda/cuda_streams.c:make_streams", 1);
   SG_ASSERT_OK(sg_exec_update_async(e, v[1]->graph));
   for (int i = 0; i < 3; i++) SG_ASSERT_OK(sg_exec_launch(e, nullptr));
@@ -193,7 +193,10 @@ TEST_P(Rebuild, FailedBuildKeepsTheCurrentVersion) {
   const int fired = sg_fault_fired();
   const std::string site = sg_fault_site();
   sg_fault_arm(0, 0);
-  ASSERT_TRUE(fired) << "no CUDA call of the build at that site";
+  if (!fired) { /* the executable goes before the graphs its build reads */
+    sg_exec_destroy(e);
+    FAIL() << "no CUDA call of the build at that site";
+  }
   EXPECT_NE(st, SG_OK) << site;
   EXPECT_NE(std::strstr(sg_last_error(), "sg_exec_update_async"), nullptr) << sg_last_error();
   SG_ASSERT_OK(sg_exec_launch(e, nullptr));

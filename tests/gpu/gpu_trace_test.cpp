@@ -149,7 +149,7 @@ TEST_P(GpuTrace, EveryLaunchQueuedAheadIsTimed) {
   for (uint64_t l = 1; l <= launches; l++) {
     std::vector<sg_trace_record> rec = sgtest::records_of(e, l, w.t.nodes.size());
     sgtest::check_launch(plan, w.t, l, rec, edge_slack(e, sgtest::kClockSlackNs),
-                         "launch " + std::to_string(l));
+                         "launch " + std::to_string(l), sg__cuda_trace_stamped(e));
     if (rec.empty()) continue;
     uint64_t first = UINT64_MAX, last = 0;
     for (auto &r : rec) {
@@ -362,7 +362,7 @@ TEST_P(GpuTrace, UpdatesKeepTracing) {
   EXPECT_EQ(got, want);
   for (uint64_t l = 1; l <= 2; l++)
     sgtest::check_launch(plan, w.t, l, sgtest::records_of(e, l, w.t.nodes.size()), slack,
-                         "launch " + std::to_string(l));
+                         "launch " + std::to_string(l), sg__cuda_trace_stamped(e));
   sg_exec_stats st;
   SG_ASSERT_OK(sg_exec_get_stats(e, &st));
   if (graph_mode()) EXPECT_EQ(st.in_place_updates, 4u);
@@ -385,7 +385,8 @@ TEST_P(GpuTrace, UpdatesKeepTracing) {
    * graph is stamped as well, so its edges are held to zero slack. */
   if (graph_mode()) EXPECT_EQ(sg__cuda_trace_stamped(e), 1) << "the rebuilt graph";
   sgtest::check_launch(plan, t2, 3, sgtest::records_of(e, 3, t2.nodes.size()),
-                       edge_slack(e, sgtest::kClockSlackNs), "launch 3, after the rebuild");
+                       edge_slack(e, sgtest::kClockSlackNs), "launch 3, after the rebuild",
+                       sg__cuda_trace_stamped(e));
 }
 
 // Sampled tracing (trace_every 4): launches 1, 5, 9... are timed and kept,
@@ -465,7 +466,7 @@ TEST_P(GpuTrace, SampledLaunchesAloneAreTimed) {
     if (traced(l)) {
       want_kept.insert(double(l));
       sgtest::check_launch(plan, w.t, l, sgtest::records_of(e, l, w.t.nodes.size()), slack,
-                           "launch " + std::to_string(l));
+                           "launch " + std::to_string(l), sg__cuda_trace_stamped(e));
       continue;
     }
     std::vector<sg_trace_record> rec(w.t.nodes.size());
