@@ -5,6 +5,7 @@
 // body, which every CUDA mode applies.
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -265,6 +266,17 @@ TEST(ConditionalGpu, RandomNestedGraphsMatchTheHostBitForBit) {
   for (uint32_t i = 0; i < 40; i++) {
     const uint32_t seed = base + i;
     SCOPED_TRACE("seed " + std::to_string(seed));
+    /* A seed runs in well under a second: a stuck one ends the program
+     * with its seed and mode, where a hang would leave nothing to read. */
+    std::atomic<const char *> mode{"building"};
+    sgtest::Watchdog dog(
+        [&] {
+          if (!dog.fired()) return; /* a failed ASSERT left the scope */
+          std::fprintf(stderr, "ConditionalGpu: seed %u hung in %s\n", seed, mode.load());
+          std::fflush(stderr);
+          std::abort();
+        },
+        30);
     Managed mem(1024);
     sgtest::Graph g;
     GpuBuilder b(seed);
@@ -274,10 +286,15 @@ TEST(ConditionalGpu, RandomNestedGraphsMatchTheHostBitForBit) {
     b.build(g, 0, {}, nullptr, sg_cond{0});
     ASSERT_LE(b.slots, 1024u);
     conds += b.cond_nodes;
+    mode = "the host backend";
     auto host = run(g, sgtest::host_options(), mem, 3);
+    mode = "graph mode (explicit)";
     auto gpu = run(g, graph_options(), mem, 3);
+    mode = "streams mode";
     auto streams = run(g, streams_options(1 + seed % 4), mem, 3);
+    mode = "graph mode (capture)";
     auto capture = run(g, capture_options(), mem, 3);
+    dog.disarm();
     ASSERT_EQ(host.size(), 3u);
     ASSERT_EQ(gpu.size(), 3u);
     ASSERT_EQ(streams.size(), 3u);
