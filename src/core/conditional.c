@@ -172,21 +172,30 @@ static sg_status topo_order(const sg__snapshot *s, uint32_t **order) {
   return SG_OK;
 }
 
-sg_status sg__cond_payload_clone(sg__cond_node *src, sg__cond_node **dst) {
-  if (!src->graphs) { /* immutable: shared */
-    atomic_fetch_add(&src->refs, 1);
-    *dst = src;
-    return SG_OK;
-  }
+/* A snapshot-form payload with `src`'s kind, condition and body count, its
+ * bodies and orders allocated and empty; NULL when out of memory. */
+static sg__cond_node *payload_like(const sg__cond_node *src) {
   sg__cond_node *p = sg__calloc(1, sizeof *p);
-  if (!p) return SG_ERR_OUT_OF_MEMORY;
+  if (!p) return NULL;
   atomic_init(&p->refs, 1);
   p->kind = src->kind;
   p->cond_id = src->cond_id;
   p->body_count = src->body_count;
   p->bodies = sg__calloc(src->body_count, sizeof *p->bodies);
   p->orders = sg__calloc(src->body_count, sizeof *p->orders);
-  if (!p->bodies || !p->orders) goto oom;
+  if (p->bodies && p->orders) return p;
+  free_snapshot_form(p);
+  return NULL;
+}
+
+sg_status sg__cond_payload_clone(sg__cond_node *src, sg__cond_node **dst) {
+  if (!src->graphs) { /* immutable: shared */
+    atomic_fetch_add(&src->refs, 1);
+    *dst = src;
+    return SG_OK;
+  }
+  sg__cond_node *p = payload_like(src);
+  if (!p) return SG_ERR_OUT_OF_MEMORY;
   for (uint32_t i = 0; i < src->body_count; i++) {
     if (sg__graph_snapshot(src->graphs[i], &p->bodies[i])) goto oom;
     if (topo_order(&p->bodies[i], &p->orders[i])) goto oom;
@@ -201,15 +210,8 @@ oom:
 sg_status sg__cond_payload_replace(const sg__cond_node *src, uint32_t body, uint32_t index,
                                    sg__node *fresh, sg__cond_node **out) {
   *out = NULL;
-  sg__cond_node *p = sg__calloc(1, sizeof *p);
+  sg__cond_node *p = payload_like(src);
   if (!p) return SG_ERR_OUT_OF_MEMORY;
-  atomic_init(&p->refs, 1);
-  p->kind = src->kind;
-  p->cond_id = src->cond_id;
-  p->body_count = src->body_count;
-  p->bodies = sg__calloc(src->body_count, sizeof *p->bodies);
-  p->orders = sg__calloc(src->body_count, sizeof *p->orders);
-  if (!p->bodies || !p->orders) goto oom;
   for (uint32_t b = 0; b < src->body_count; b++) {
     if (sg__snapshot_copy(&src->bodies[b], &p->bodies[b])) goto oom;
     /* Only parameters change: the topological order stays. */
