@@ -13,6 +13,7 @@ pipelined over batches. A thin layer (ctypes) over the C library.
 See python/README.md for the library lookup (STREAMGRAPH_LIBRARY).
 """
 from ._lib import path as library_path
+from ._lib import sg_grid_ref
 from .buffers import Temp, TempRange
 from .errors import (BackendUnavailableError, CompileError, StreamgraphError,
                      UnsupportedError)
@@ -31,5 +32,5 @@ __all__ = [
     "Temp", "TempRange",
     "Module", "Node", "Pipeline", "StreamgraphError", "UnsupportedError", "bind_arg",
     "bind_dst", "bind_host", "bind_src", "cuda_device_count", "empty", "host_view",
-    "library_path", "module_stats", "pointer", "resolve_backend", "to_device",
+    "library_path", "module_stats", "pointer", "resolve_backend", "sg_grid_ref", "to_device",
 ]

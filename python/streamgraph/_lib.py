@@ -146,6 +146,33 @@ class sg_cond_node_desc(ctypes.Structure):
                 ("name", ctypes.c_char_p)]
 
 
+class sg_grid_ref(ctypes.Structure):
+    """streamgraph/grid_device.h: what a kernel bound to a grid source
+    (``Graph.bind_grid``) receives, 24 bytes. Give it as the argument's type
+    in ``Kernel(argtypes=...)`` and pass ``sg_grid_ref()`` as its value: each
+    executable fills it in. A Python host twin receives a copy holding the
+    live grid (``words`` NULL, ``x``, ``y``, ``z``)."""
+    _fields_ = [("words", ctypes.POINTER(ctypes.c_uint)), ("x", ctypes.c_uint),
+                ("y", ctypes.c_uint), ("z", ctypes.c_uint), ("reserved", ctypes.c_uint)]
+
+    def live(self):
+        """The grid this launch runs, in blocks: (x, y, z), as sg_grid_live.
+        ``words`` is read only when set, which a host twin never sees."""
+        d = [self.x, self.y, self.z]
+        if self.words:
+            d = [min(d[i], self.words[i]) for i in range(3)]
+        return tuple(d)
+
+    def has_block(self, bx, by, bz):
+        """Whether block (bx, by, bz) belongs to the live grid (sg_grid_has_block)."""
+        x, y, z = self.live()
+        return bx < x and by < y and bz < z
+
+    def __repr__(self):
+        return "sg_grid_ref(words=%s, x=%d, y=%d, z=%d)" % (
+            hex(ctypes.cast(self.words, ctypes.c_void_p).value or 0), self.x, self.y, self.z)
+
+
 class sg_temp_desc(ctypes.Structure):
     _fields_ = [("bytes", ctypes.c_size_t), ("alignment", ctypes.c_size_t),
                 ("name", ctypes.c_char_p)]
@@ -341,6 +368,8 @@ sg_graph_add_conditional = _sized("sg_graph_add_conditional",
 sg_graph_kernel_bind_cond = _proto("sg_graph_kernel_bind_cond",
                                    [_vp, sg_node, ctypes.c_uint, sg_cond], optional=True)
 sg_cond_set_host = _proto("sg_cond_set_host", [sg_cond, ctypes.c_uint], optional=True)
+sg_graph_kernel_bind_grid = _proto("sg_graph_kernel_bind_grid",
+                                   [_vp, sg_node, ctypes.c_uint, _vp], optional=True)
 
 # Optional: a library without declared access leaves these None (Graph.temp
 # and Graph.access then say so).

@@ -1,6 +1,8 @@
 """Graphs: a DAG of copy, kernel, memset, host and empty nodes, built in
 Python and turned into executables (``Graph.compile``)."""
+import copy
 import ctypes
+import operator
 
 from . import _lib
 from . import buffers as _buffers
@@ -106,8 +108,10 @@ class KernelSpec:
             ctypes.cast(self.args.sizes, ctypes.POINTER(ctypes.c_size_t)), self.args.count,
             k.host_twin_address, _name(self.name))
 
+    grid_words = None  # the Pointer of Graph.bind_grid's words, kept alive here
+
     def refs(self):
-        return (self.kernel, self.args)
+        return (self.kernel, self.args, self.grid_words)
 
     def replaced(self, args=None, grid=None, block=None, shared_bytes=None, kernel=None):
         s = KernelSpec.__new__(KernelSpec)
@@ -117,6 +121,7 @@ class KernelSpec:
         s.args = s.kernel.pack(args) if args is not None else self.args
         s.shared_bytes = int(shared_bytes) if shared_bytes is not None else self.shared_bytes
         s.name = self.name
+        s.grid_words = self.grid_words  # the library keeps the binding too
         return s
 
 
@@ -381,6 +386,40 @@ class Graph:
         self._own(node)
         check(_require_cond(_lib.sg_graph_kernel_bind_cond, "sg_graph_kernel_bind_cond")(
             self.handle, node.handle, arg, cond.handle), "sg_graph_kernel_bind_cond")
+
+    def bind_grid(self, node, arg, words):
+        """Kernel ``node`` runs the grid an earlier node writes to ``words``:
+        three uint32 (grid x, y, z) in memory the kernel's device reads
+        (a DeviceArray or a CUDA array on CUDA; host-backend memory, e.g.
+        ``sg.empty(3, "uint32", backend="host")``, on the host backend;
+        anything ``streamgraph.pointer`` takes, or an int address). The
+        node's declared grid is the bound: each dimension runs
+        ``min(words[d], grid[d])`` blocks, none when a word is 0.
+
+        Argument ``arg`` must have the type ``sg_grid_ref`` (24 bytes; pass
+        ``sg_grid_ref()``): each executable fills it in. The rule, so that
+        every mode computes the same: the kernel skips the blocks
+        ``sg_grid_has_block`` refuses and uses ``sg_grid_live`` wherever it
+        would use gridDim (a Python host twin: ``ref.has_block``,
+        ``ref.live()`` or ``launch.grid``). Order the node after the words'
+        writer (``after=``). ``set_kernel`` keeps the binding; binding again
+        moves it. ``words`` is kept alive with the node."""
+        self._own(node)
+        from .buffers import _require
+        fn = _require(_lib.sg_graph_kernel_bind_grid, "sg_graph_kernel_bind_grid")
+        arg = operator.index(arg)
+        if arg < 0:
+            raise ValueError("streamgraph: bind_grid: argument index %d is negative" % arg)
+        p = pointer(words)
+        if p.nbytes is not None and p.nbytes < 3 * ctypes.sizeof(ctypes.c_uint):
+            raise ValueError("streamgraph: bind_grid: words holds %d bytes; it needs three "
+                             "uint32 (grid x, y, z), 12 bytes" % p.nbytes)
+        check(fn(self.handle, node.handle, arg, p.address), "sg_graph_kernel_bind_grid")
+        # A new spec, not an edited one: executables made before keep the
+        # spec (and words) they run.
+        spec = copy.copy(node.spec)
+        spec.grid_words = p
+        node.spec = spec
 
     @classmethod
     def _body(cls, handle, parent):

@@ -60,8 +60,10 @@ class Kernel:
     its own type (a NumPy scalar, a ctypes value, or an array/pointer).
     ``host_twin``: what the host backend runs instead, either a C function
     (a ctypes function pointer) or a Python callable ``twin(launch, *args)``
-    receiving pointers as ints (see ``host_view``) and scalars as values; a
-    Python twin needs ``argtypes``.
+    receiving pointers as ints (see ``host_view``), scalars as values and
+    structures as copies of the ctypes structure (an ``sg_grid_ref``
+    argument bound with ``Graph.bind_grid`` holds the live grid, which
+    ``launch.grid`` is too); a Python twin needs ``argtypes``.
     """
 
     def __init__(self, func=None, argtypes=None, host_twin=None, name=None,
@@ -96,8 +98,15 @@ class Kernel:
                             l.shared_bytes)
             values = []
             for i, t in enumerate(self.argtypes):
+                if issubclass(t, ctypes.Structure):
+                    # A copy: the library's argument memory (for a bound
+                    # sg_grid_ref, a value on its stack) lasts only this call.
+                    v = t()
+                    ctypes.memmove(ctypes.addressof(v), args_p[i], ctypes.sizeof(t))
+                    values.append(v)
+                    continue
                 v = ctypes.cast(args_p[i], ctypes.POINTER(t)).contents
-                values.append(v.value if hasattr(v, "value") else v)
+                values.append(v.value)
                 if t is ctypes.c_void_p and values[-1] is None:
                     values[-1] = 0
             self._twin_py(launch, *values)

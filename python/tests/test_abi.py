@@ -20,7 +20,7 @@ STRUCTS = [
     "sg_memset_desc", "sg_host_desc", "sg_staging_options", "sg_exec_options", "sg_exec_info",
     "sg_exec_stats", "sg_pipeline_instance", "sg_pipeline_options", "sg_pipeline_bind",
     "sg_pipeline_batch", "sg_pipeline_stats", "sg_temp", "sg_temp_desc", "sg_access",
-    "sg_exec_memory",
+    "sg_exec_memory", "sg_grid_ref",
 ]
 MODULE_STRUCTS = ["sg_module_header", "sg_module_options", "sg_module_stats"]
 
@@ -32,7 +32,8 @@ def test_structures_match_the_headers(tmp_path):
     have_module = os.path.exists(os.path.join(INCLUDE, "streamgraph", "module.h"))
     structs = STRUCTS + (MODULE_STRUCTS if have_module else [])
     lines = ["#include <stddef.h>", "#include <stdio.h>",
-             "#include \"streamgraph/streamgraph.h\""]
+             "#include \"streamgraph/streamgraph.h\"",
+             "#include \"streamgraph/grid_device.h\""]
     if have_module:
         lines.append("#include \"streamgraph/module.h\"")
     lines.append("int main(void) {")
