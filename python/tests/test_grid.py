@@ -5,6 +5,7 @@ a word is 0. Its Python twin gets the live grid as an sg_grid_ref.
 
 Each test draws its sizes from a seed it names in its assertion messages."""
 import gc
+import os
 import random
 import weakref
 
@@ -234,3 +235,54 @@ def test_refusals_carry_the_library_message():
     with pytest.raises(ValueError, match="not a node of this graph"):
         other.bind_grid(k, 1, words)
     g.bind_grid(k, 1, words)  # the right call still goes through after the refusals
+
+
+# ---- on a GPU: the same kernel in CUDA C, every mode against the reference ---
+
+GRID_HEADER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "include",
+                           "streamgraph", "grid_device.h")
+FILL_SOURCE = r"""
+#include <streamgraph/grid_device.h>
+extern "C" __global__ void fill(unsigned *out, sg_grid_ref g, unsigned tag) {
+  if (!sg_grid_has_block(g, blockIdx.x, blockIdx.y, blockIdx.z)) return;
+  const sg_grid_dims live = sg_grid_live(g);   /* not gridDim: the bound in graph mode */
+  if (threadIdx.x != 0) return;
+  const unsigned bx = blockIdx.x, by = blockIdx.y, bz = blockIdx.z;
+  out[(bz * %(by)du + by) * %(bx)du + bx] =
+      tag * 1000003u + bx + 8u * by + 64u * bz + 512u * (live.x + 8u * live.y + 64u * live.z);
+}
+"""
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("mode,build", [("streams", "explicit"), ("graph", "explicit"),
+                                        ("graph", "capture")])
+def test_gpu_modes_run_the_live_grid_as_the_reference(gpu, tmp_path, mode, build):
+    seed = random.randrange(1 << 30)
+    rng = random.Random(seed)
+    with open(GRID_HEADER, encoding="utf-8") as f:
+        header = f.read()
+    m = sg.Module(FILL_SOURCE % {"bx": BOUND[0], "by": BOUND[1]}, name="fill.cu",
+                  headers={"streamgraph/grid_device.h": header}, cache_dir=str(tmp_path))
+    fill = m.kernel("fill", ["ptr", sg.sg_grid_ref, "uint32"])
+    tag = seed & 0xFFFF
+    host_words = np.zeros(3, np.uint32)             # pageable: staged by the copy node
+    poison = np.full(BOUND[::-1], POISON, np.uint32)
+    got = np.zeros(BOUND[::-1], np.uint32)
+    words, out = sg.empty(3, "uint32"), sg.empty(BOUND[::-1], "uint32")
+    g = sg.Graph()
+    up = g.copy(words, host_words, name="words")
+    clear = g.copy(out, poison, name="poison")
+    k = g.kernel(fill, BOUND, 32, [out, sg.sg_grid_ref(), np.uint32(tag)], after=[up, clear],
+                 name="fill")
+    g.bind_grid(k, 1, words)
+    g.copy(got, out, after=k, name="down")
+    with g.compile(mode=mode, build=build) as e:
+        for w in sizes(rng, BOUND, 12):
+            host_words[:] = w
+            got[...] = 0
+            e.run()
+            live, want = reference(w, BOUND, tag)
+            assert np.array_equal(got, want), "%s/%s seed %d: words %r, live %r" % (
+                mode, build, seed, w, live)
+    m.destroy()
