@@ -210,10 +210,8 @@ _COND_KINDS = {"if": IF, "while": WHILE, "switch": SWITCH, IF: IF, WHILE: WHILE,
 
 
 def _require_cond(fn, name):
-    if fn is None:
-        from .errors import UnsupportedError
-        raise UnsupportedError("streamgraph: the library lacks %s (conditional nodes)" % name)
-    return fn
+    from .buffers import _require
+    return _require(fn, "%s (conditional nodes)" % name)
 
 
 class EmptySpec:
@@ -405,8 +403,7 @@ class Graph:
         writer (``after=``). ``set_kernel`` keeps the binding; binding again
         moves it. ``words`` is kept alive with the node."""
         self._own(node)
-        from .buffers import _require
-        fn = _require(_lib.sg_graph_kernel_bind_grid, "sg_graph_kernel_bind_grid")
+        fn = _require_cond(_lib.sg_graph_kernel_bind_grid, "sg_graph_kernel_bind_grid")
         arg = operator.index(arg)
         if arg < 0:
             raise ValueError("streamgraph: bind_grid: argument index %d is negative" % arg)

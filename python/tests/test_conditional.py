@@ -62,3 +62,9 @@ def test_refusals_name_the_rule():
         body.cond()
     with pytest.raises(ValueError):
         g.conditional("loop", c)
+
+
+def test_a_library_without_conditional_nodes_says_so(monkeypatch):
+    monkeypatch.setattr(sg._lib, "sg_graph_cond_create", None)
+    with pytest.raises(sg.UnsupportedError, match="lacks sg_graph_cond_create"):
+        sg.Graph().cond()

@@ -237,6 +237,15 @@ def test_refusals_carry_the_library_message():
     g.bind_grid(k, 1, words)  # the right call still goes through after the refusals
 
 
+def test_a_library_without_grid_sources_says_so(monkeypatch):
+    fill = Fill(BOUND)
+    g = sg.Graph()
+    k = g.kernel(fill.kernel, BOUND, 32, fill.args(1))
+    monkeypatch.setattr(sg._lib, "sg_graph_kernel_bind_grid", None)
+    with pytest.raises(sg.UnsupportedError, match="lacks sg_graph_kernel_bind_grid"):
+        g.bind_grid(k, 1, sg.empty(3, "uint32", backend="host"))
+
+
 # ---- on a GPU: the same kernel in CUDA C, every mode against the reference ---
 
 GRID_HEADER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "include",
@@ -286,3 +295,4 @@ def test_gpu_modes_run_the_live_grid_as_the_reference(gpu, tmp_path, mode, build
             assert np.array_equal(got, want), "%s/%s seed %d: words %r, live %r" % (
                 mode, build, seed, w, live)
     m.destroy()
+
