@@ -75,9 +75,8 @@ static sg_status build_one(sg__cuda_state *b, const sg__cuda_swap *swap, int tra
 /* A sampled trace (trace_every > 1) launches the untraced graph on the
  * launches it does not time. Staged copies are refused there: their
  * staging state belongs to one instantiated graph (staged_copy.c). */
-static sg_status check_sampled(const sg__cuda_state *b, const sg__cuda_swap *swap,
-                               const char *fn) {
-  (void)swap; /* a rebuild for a new node has set its op already (graph_update.c) */
+static sg_status check_sampled(const sg__cuda_state *b, const char *fn) {
+  /* A rebuild for a new node has set its op already (graph_update.c). */
   for (uint32_t v = 0; v < b->s->node_count; v++) {
     if (b->op[v] == SG__OP_STAGED_COPY)
       return sg__fail(SG_ERR_UNSUPPORTED,
@@ -92,7 +91,7 @@ static sg_status check_sampled(const sg__cuda_state *b, const sg__cuda_swap *swa
 sg_status sg__cuda_graph_rebuild(sg__cuda_state *b, const sg__cuda_swap *swap, const char *fn) {
   const int sampled = b->tracer.trace && b->tracer.trace->every > 1;
   sg__cuda_graph g = {0}, plain = {0};
-  sg_status st = sampled ? check_sampled(b, swap, fn) : SG_OK;
+  sg_status st = sampled ? check_sampled(b, fn) : SG_OK;
   /* The untraced one first: a build leaves the conditions' handles
    * (b->cond_handles) to the traced graph, as without sampling. */
   if (!st && sampled) st = build_one(b, swap, 0, fn, &plain);

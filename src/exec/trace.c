@@ -58,11 +58,16 @@ void sg__trace_free(sg__trace *t) {
   free_arrays(t);
 }
 
+/* Where traced launch `launch`'s label waits for its commit. By traced
+ * launch, as the slots: how far ahead of its commits a backend runs counts
+ * traced launches (cuda_trace.h's ring of sets). */
+static size_t pending_at(const sg__trace *t, uint64_t launch) {
+  return (size_t)(((launch - 1) / t->every) % ((uint64_t)t->keep + SG__TRACE_MAX_AHEAD));
+}
+
 void sg__trace_label(sg__trace *t, uint64_t launch, uint64_t label) {
   if (!sg__trace_sampled(t, launch)) return;
-  /* Pending labels by traced launch too: how far ahead of its commits a
-   * backend runs counts traced launches (cuda_trace.h's ring of sets). */
-  size_t at = (size_t)(((launch - 1) / t->every) % ((uint64_t)t->keep + SG__TRACE_MAX_AHEAD));
+  size_t at = pending_at(t, launch);
   sg__mutex_lock(&t->lock);
   t->pending_launch[at] = launch;
   t->pending_label[at] = label;
@@ -73,7 +78,7 @@ void sg__trace_commit(sg__trace *t, uint64_t launch, uint64_t start_ns, const ui
                       const uint64_t *end_rel) {
   if (!sg__trace_sampled(t, launch)) return;
   size_t slot = sg__trace_slot(t, launch);
-  size_t at = (size_t)(((launch - 1) / t->every) % ((uint64_t)t->keep + SG__TRACE_MAX_AHEAD));
+  size_t at = pending_at(t, launch);
   uint64_t *times = t->times + slot * 2 * (t->node_count ? t->node_count : 1);
   sg__mutex_lock(&t->lock);
   t->launch[slot] = launch;
