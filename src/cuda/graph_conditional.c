@@ -12,7 +12,17 @@
  * functions, another device) is refused when the executable is made, naming
  * the node and the rule. IF and WHILE need CUDA 12.4; IF/ELSE and SWITCH
  * need 12.8: both the runtime the library was built with and the driver are
- * checked. */
+ * checked.
+ *
+ * One conditional node at a time: within one graph (the top level or one
+ * body), each conditional node is added after the conditional node added
+ * before it, so two conditional nodes of a graph never run at once. Graphs
+ * whose bodies let several conditional nodes run side by side, joined by a
+ * later node, stalled for good in the driver now and then (the join never
+ * ran, the GPU idle); ordered, none did (bench/RESULTS.md, "Conditional
+ * nodes in order"). The build adds nodes in a topological order, so the
+ * added edge never closes a cycle; what it costs is the overlap of sibling
+ * conditional nodes, which are few in a graph. */
 #include <stdio.h>
 #include <string.h>
 
@@ -254,8 +264,8 @@ sg_status sg__cuda_cond_launch_kernel(sg__cuda_state *b, uint32_t index, const s
 #if defined(CUDART_VERSION) && CUDART_VERSION >= NEED_BASIC
 static sg_status add_cond(sg__cuda_state *b, const sg__node *node, uint32_t index,
                           cudaGraph_t graph, const cudaGraphNode_t *deps, size_t nd,
-                          cudaGraphNode_t *added, const char *where,
-                          sg__cuda_cond_nodes **record);
+                          cudaGraphNode_t *last_cond, cudaGraphNode_t *added,
+                          const char *where, sg__cuda_cond_nodes **record);
 
 /* Fills body graph `g` with the nodes of `s`, each after its predecessors
  * in the body; `record` keeps the graph nodes made (also on failure, for
@@ -290,6 +300,7 @@ static sg_status fill_body(sg__cuda_state *b, cudaGraph_t g, const sg__snapshot 
     }
   sg__free(fill);
   sg_status st = SG_OK;
+  cudaGraphNode_t last_cond = NULL;
   for (uint32_t k = 0; k < n && !st; k++) {
     const uint32_t j = order[k];
     size_t nd = 0;
@@ -324,7 +335,7 @@ static sg_status fill_body(sg__cuda_state *b, cudaGraph_t g, const sg__snapshot 
         break;
       }
       case SG__NODE_COND:
-        st = add_cond(b, node, j, g, deps, nd, &made[j], outer, &record->inner[j]);
+        st = add_cond(b, node, j, g, deps, nd, &last_cond, &made[j], outer, &record->inner[j]);
         break;
       default:
         err = SG_CUDA(cudaGraphAddEmptyNode(&made[j], g, deps, nd));
@@ -340,8 +351,8 @@ static sg_status fill_body(sg__cuda_state *b, cudaGraph_t g, const sg__snapshot 
 
 static sg_status add_cond(sg__cuda_state *b, const sg__node *node, uint32_t index,
                           cudaGraph_t graph, const cudaGraphNode_t *deps, size_t nd,
-                          cudaGraphNode_t *added, const char *outer,
-                          sg__cuda_cond_nodes **record) {
+                          cudaGraphNode_t *last_cond, cudaGraphNode_t *added,
+                          const char *outer, sg__cuda_cond_nodes **record) {
   const sg__cond_node *p = node->u.cond;
   char where[1024], label[SG__LABEL_BYTES];
   snprintf(where, sizeof where, "%.600s: %s node %s", outer, sg__cond_kind_name(p),
@@ -370,12 +381,27 @@ static sg_status add_cond(sg__cuda_state *b, const sg__node *node, uint32_t inde
       return sg__fail(SG_ERR_UNSUPPORTED, "%s: SWITCH nodes need CUDA 12.8 or later", where);
 #endif
   }
+  /* After the conditional node added before this one (the file's head). */
+  cudaGraphNode_t *chained = NULL;
+  if (*last_cond) {
+    int listed = 0;
+    for (size_t i = 0; i < nd && !listed; i++) listed = deps[i] == *last_cond;
+    if (!listed) {
+      if (!(chained = sg__calloc(nd + 1, sizeof *chained)))
+        return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", where);
+      if (nd) memcpy(chained, deps, nd * sizeof *deps);
+      chained[nd++] = *last_cond;
+      deps = chained;
+    }
+  }
 #if CUDART_VERSION >= 13000
   cudaError_t err = SG_CUDA(cudaGraphAddNode(added, graph, deps, NULL, nd, &cp));
 #else
   cudaError_t err = SG_CUDA(cudaGraphAddNode(added, graph, deps, nd, &cp));
 #endif
+  sg__free(chained);
   if (err != cudaSuccess) return sg__cuda_fail(err, "cudaGraphAddNode (conditional)", where);
+  *last_cond = *added;
   sg_status st = SG_OK;
   for (uint32_t k = 0; k < p->body_count && !st; k++) {
     char body[1100];
@@ -397,7 +423,8 @@ sg_status sg__cuda_cond_add(sg__cuda_state *b, uint32_t index, const sg__node *n
       return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
     out->cond_node_count = count;
   }
-  return add_cond(b, node, index, graph, deps, nd, added, fn, &out->cond_nodes[index]);
+  return add_cond(b, node, index, graph, deps, nd, &out->last_cond, added, fn,
+                  &out->cond_nodes[index]);
 #else
   (void)b, (void)index, (void)graph, (void)deps, (void)nd, (void)added, (void)out;
   return check_version(node->u.cond, fn);

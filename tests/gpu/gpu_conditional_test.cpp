@@ -255,6 +255,50 @@ struct GpuBuilder {
   }
 };
 
+// Builds the random graph of `seed` and runs it three times in every mode,
+// bit for bit against the host backend; adds its conditional nodes to *conds.
+void check_random_graph(uint32_t seed, bool full, unsigned *conds) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  /* A seed runs in well under a second: a stuck one ends the program with
+   * its seed and mode, where a hang would leave nothing to read. */
+  std::atomic<const char *> mode{"building"};
+  sgtest::Watchdog dog(
+      [&] {
+        if (!dog.fired()) return; /* a failed ASSERT left the scope */
+        std::fprintf(stderr, "ConditionalGpu: seed %u hung in %s\n", seed, mode.load());
+        std::fflush(stderr);
+        std::abort();
+      },
+      30);
+  Managed mem(1024);
+  sgtest::Graph g;
+  GpuBuilder b(seed);
+  b.root = g;
+  b.mem = mem.p;
+  b.full = full;
+  b.build(g, 0, {}, nullptr, sg_cond{0});
+  ASSERT_LE(b.slots, 1024u);
+  *conds += b.cond_nodes;
+  mode = "the host backend";
+  auto host = run(g, sgtest::host_options(), mem, 3);
+  mode = "graph mode (explicit)";
+  auto gpu = run(g, graph_options(), mem, 3);
+  mode = "streams mode";
+  auto streams = run(g, streams_options(1 + seed % 4), mem, 3);
+  mode = "graph mode (capture)";
+  auto capture = run(g, capture_options(), mem, 3);
+  dog.disarm();
+  ASSERT_EQ(host.size(), 3u);
+  ASSERT_EQ(gpu.size(), 3u);
+  ASSERT_EQ(streams.size(), 3u);
+  ASSERT_EQ(capture.size(), 3u);
+  for (int l = 0; l < 3; l++) {
+    ASSERT_EQ(gpu[l], host[l]) << "graph mode (explicit), launch " << l + 1;
+    ASSERT_EQ(capture[l], host[l]) << "graph mode (capture), launch " << l + 1;
+    ASSERT_EQ(streams[l], host[l]) << "streams mode, launch " << l + 1;
+  }
+}
+
 TEST(ConditionalGpu, RandomNestedGraphsMatchTheHostBitForBit) {
   SG_SKIP_WITHOUT_CONDITIONALS(12040);
   const bool full = driver_version() >= 12080;
@@ -267,49 +311,23 @@ TEST(ConditionalGpu, RandomNestedGraphsMatchTheHostBitForBit) {
   std::printf("ConditionalGpu random base seed %u (IF/ELSE and SWITCH: %s)\n", base,
               full ? "yes" : "no");
   unsigned conds = 0;
-  for (uint32_t i = 0; i < seeds; i++) {
-    const uint32_t seed = base + i;
-    SCOPED_TRACE("seed " + std::to_string(seed));
-    /* A seed runs in well under a second: a stuck one ends the program
-     * with its seed and mode, where a hang would leave nothing to read. */
-    std::atomic<const char *> mode{"building"};
-    sgtest::Watchdog dog(
-        [&] {
-          if (!dog.fired()) return; /* a failed ASSERT left the scope */
-          std::fprintf(stderr, "ConditionalGpu: seed %u hung in %s\n", seed, mode.load());
-          std::fflush(stderr);
-          std::abort();
-        },
-        30);
-    Managed mem(1024);
-    sgtest::Graph g;
-    GpuBuilder b(seed);
-    b.root = g;
-    b.mem = mem.p;
-    b.full = full;
-    b.build(g, 0, {}, nullptr, sg_cond{0});
-    ASSERT_LE(b.slots, 1024u);
-    conds += b.cond_nodes;
-    mode = "the host backend";
-    auto host = run(g, sgtest::host_options(), mem, 3);
-    mode = "graph mode (explicit)";
-    auto gpu = run(g, graph_options(), mem, 3);
-    mode = "streams mode";
-    auto streams = run(g, streams_options(1 + seed % 4), mem, 3);
-    mode = "graph mode (capture)";
-    auto capture = run(g, capture_options(), mem, 3);
-    dog.disarm();
-    ASSERT_EQ(host.size(), 3u);
-    ASSERT_EQ(gpu.size(), 3u);
-    ASSERT_EQ(streams.size(), 3u);
-    ASSERT_EQ(capture.size(), 3u);
-    for (int l = 0; l < 3; l++) {
-      ASSERT_EQ(gpu[l], host[l]) << "graph mode (explicit), launch " << l + 1;
-      ASSERT_EQ(capture[l], host[l]) << "graph mode (capture), launch " << l + 1;
-      ASSERT_EQ(streams[l], host[l]) << "streams mode, launch " << l + 1;
-    }
-  }
+  for (uint32_t i = 0; i < seeds && !HasFatalFailure(); i++)
+    check_random_graph(base + i, full, &conds);
   if (!replay) EXPECT_GT(conds, 10u);
+}
+
+// Seeds whose graphs let several conditional nodes of one WHILE body run side
+// by side, joined by the loop's step: in graph mode the driver stalled on
+// them (the join never ran) until each graph level ran its conditional nodes
+// one after another (graph_conditional.c). Each stalled on most runs.
+TEST(ConditionalGpu, SiblingConditionalNodesInALoopBodyFinish) {
+  SG_SKIP_WITHOUT_CONDITIONALS(12080);
+  unsigned conds = 0;
+  for (uint32_t seed : {1500972257u, 3486664529u, 2900507532u}) {
+    check_random_graph(seed, true, &conds);
+    if (HasFatalFailure()) return;
+  }
+  EXPECT_GE(conds, 20u);
 }
 
 // ---- refusals ---------------------------------------------------------------
