@@ -35,11 +35,10 @@
 /* Randomised restarts after it: rounds, and pair checks in all. */
 #define RESTART_ROUNDS 256
 #define RESTART_WORK ((uint64_t)2 << 20)
-/* Chains tracked when happens-before is graph reachability, and the most
- * clock cells (nodes x chains) spent on it; nodes past the chains tracked
- * are ordered only through what they pass on (so less reuse, never wrong). */
-#define DAG_CHAINS 64u
-#define DAG_CELLS ((size_t)1 << 24)
+/* The most clock cells (nodes x chains) spent when happens-before is graph
+ * reachability; nodes past the chains tracked are ordered only through what
+ * they pass on (so less reuse, never wrong). */
+#define DAG_CELLS ((size_t)1 << 22)
 
 /* ---- happens-before ------------------------------------------------------- */
 
@@ -98,47 +97,95 @@ static int clocks_schedule(const sg__schedule *s, sg__mp_clocks *c) {
 
 /* Graph reachability: chains form a path cover built in issue order (a
  * node continues the chain of a predecessor that ends it), clocks flow
- * along every edge. */
-static int clocks_dag(const sg__schedule *s, const uint32_t *succ_start, const uint32_t *succ,
-                      sg__mp_clocks *c) {
-  uint32_t n = s->node_count;
-  uint32_t width = DAG_CHAINS;
-  if (n && (size_t)n * width > DAG_CELLS) width = DAG_CELLS / n ? (uint32_t)(DAG_CELLS / n) : 1;
+ * along every edge. The cover comes first, from the edges alone, so that
+ * the clocks get one column per chain it needs; past `cells` cells the
+ * longest chains keep theirs (they order the most nodes) and the nodes of
+ * the others are ordered only through what they pass on. */
+static void cover_dag(const sg__schedule *s, const uint32_t *pred_start, const uint32_t *pred,
+                      uint32_t *chain_of, uint32_t *pos, uint32_t *tail, uint32_t *len,
+                      uint32_t *chains) {
+  uint32_t used = 0;
+  for (uint32_t k = 0; k < s->node_count; k++) {
+    uint32_t v = s->order[k], chain = NONE;
+    for (uint32_t i = pred_start[v]; i < pred_start[v + 1] && chain == NONE; i++)
+      if (tail[chain_of[pred[i]]] == pred[i]) chain = chain_of[pred[i]];
+    if (chain == NONE) chain = used++;
+    chain_of[v] = chain;
+    pos[v] = len[chain]++;
+    tail[chain] = v;
+  }
+  *chains = used;
+}
+
+static int by_length_desc(const void *a, const void *b) {
+  const uint32_t *x = a, *y = b; /* (length, chain) pairs */
+  if (x[0] != y[0]) return x[0] > y[0] ? -1 : 1;
+  return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+/* Keeps the `width` longest of `chains` chains, numbered 0.. by length;
+ * the nodes of the others get NONE. */
+static int keep_longest(uint32_t n, uint32_t chains, uint32_t width, const uint32_t *len,
+                        uint32_t *chain_of) {
+  if (chains <= width) return 0;
+  uint32_t *pairs = sg__malloc((size_t)chains * 2 * sizeof *pairs);
+  uint32_t *renum = sg__malloc((size_t)chains * sizeof *renum);
+  if (!pairs || !renum) {
+    sg__free(pairs);
+    sg__free(renum);
+    return -1;
+  }
+  for (uint32_t c = 0; c < chains; c++) pairs[2 * c] = len[c], pairs[2 * c + 1] = c;
+  qsort(pairs, chains, 2 * sizeof *pairs, by_length_desc);
+  for (uint32_t r = 0; r < chains; r++) renum[pairs[2 * r + 1]] = r < width ? r : NONE;
+  for (uint32_t v = 0; v < n; v++) chain_of[v] = renum[chain_of[v]];
+  sg__free(pairs);
+  sg__free(renum);
+  return 0;
+}
+
+int sg__mp_clocks_build_edges(const sg__schedule *s, const uint32_t *succ_start,
+                              const uint32_t *succ, size_t cells, sg__mp_clocks *c) {
+  memset(c, 0, sizeof *c);
+  uint32_t n = s->node_count, m = succ_start[n], chains = 0;
   uint32_t *pred_start = sg__calloc((size_t)n + 2, sizeof *pred_start);
-  uint32_t m = succ_start[n];
   uint32_t *pred = sg__malloc(((size_t)m + 1) * sizeof *pred);
-  uint32_t *tail = sg__malloc((size_t)width * sizeof *tail);
-  uint32_t *len = sg__calloc(width, sizeof *len);
-  int failed = !pred_start || !pred || !tail || !len || clocks_alloc(c, n, width);
+  uint32_t *chain_of = sg__malloc(((size_t)n + 1) * sizeof *chain_of);
+  uint32_t *pos = sg__malloc(((size_t)n + 1) * sizeof *pos);
+  uint32_t *tail = sg__malloc(((size_t)n + 1) * sizeof *tail);
+  uint32_t *len = sg__calloc((size_t)n + 1, sizeof *len);
+  int failed = !pred_start || !pred || !chain_of || !pos || !tail || !len;
   if (!failed) {
     for (uint32_t e = 0; e < m; e++) pred_start[succ[e] + 2]++;
     for (uint32_t v = 0; v < n; v++) pred_start[v + 2] += pred_start[v + 1];
     for (uint32_t u = 0; u < n; u++)
       for (uint32_t e = succ_start[u]; e < succ_start[u + 1]; e++)
         pred[pred_start[succ[e] + 1]++] = u;
+    cover_dag(s, pred_start, pred, chain_of, pos, tail, len, &chains);
+  }
+  uint32_t width = chains ? chains : 1;
+  if (n && (size_t)n * width > cells) width = cells / n ? (uint32_t)(cells / n) : 1;
+  failed = failed || keep_longest(n, chains, width, len, chain_of) || clocks_alloc(c, n, width);
+  if (!failed) {
+    c->chains = chains < width ? chains : width;
+    memcpy(c->chain_of, chain_of, (size_t)n * sizeof *chain_of);
+    memcpy(c->pos, pos, (size_t)n * sizeof *pos);
     for (uint32_t k = 0; k < n; k++) {
-      uint32_t v = s->order[k], chain = NONE;
+      uint32_t v = s->order[k];
       uint32_t *row = c->known + (size_t)v * c->width;
       c->rank[v] = k;
       for (uint32_t i = pred_start[v]; i < pred_start[v + 1]; i++) {
         uint32_t p = pred[i], cp = c->chain_of[p];
         const uint32_t *pr = c->known + (size_t)p * c->width;
         for (uint32_t j = 0; j < c->chains; j++) row[j] = pr[j] > row[j] ? pr[j] : row[j];
-        if (cp != NONE) {
-          if (c->pos[p] + 1 > row[cp]) row[cp] = c->pos[p] + 1;
-          if (chain == NONE && tail[cp] == p) chain = cp;
-        }
-      }
-      if (chain == NONE && c->chains < width) chain = c->chains++;
-      c->chain_of[v] = chain;
-      if (chain != NONE) {
-        c->pos[v] = len[chain]++;
-        tail[chain] = v;
+        if (cp != NONE && c->pos[p] + 1 > row[cp]) row[cp] = c->pos[p] + 1;
       }
     }
   }
   sg__free(pred_start);
   sg__free(pred);
+  sg__free(chain_of);
+  sg__free(pos);
   sg__free(tail);
   sg__free(len);
   return failed ? -1 : 0;
@@ -147,7 +194,8 @@ static int clocks_dag(const sg__schedule *s, const uint32_t *succ_start, const u
 int sg__mp_clocks_build(const sg__schedule *s, const uint32_t *succ_start, const uint32_t *succ,
                         sg__mp_clocks *c) {
   memset(c, 0, sizeof *c);
-  return s->streams_planned ? clocks_schedule(s, c) : clocks_dag(s, succ_start, succ, c);
+  return s->streams_planned ? clocks_schedule(s, c)
+                            : sg__mp_clocks_build_edges(s, succ_start, succ, DAG_CELLS, c);
 }
 
 /* ---- temporaries and their uses -------------------------------------------- */

@@ -41,6 +41,12 @@ typedef struct sg__mp_temps {
  * (what was allocated stays for sg__mp_clocks_free). */
 int sg__mp_clocks_build(const sg__schedule *s, const uint32_t *succ_start, const uint32_t *succ,
                         sg__mp_clocks *c);
+/* Happens-before as reachability over the edges, on at most `cells` clock
+ * cells (nodes x chains): past them, the nodes of the shorter chains are
+ * untracked (chain_of UINT32_MAX). sg__mp_clocks_build's way when the
+ * streams are not planned; -1 when out of memory. */
+int sg__mp_clocks_build_edges(const sg__schedule *s, const uint32_t *succ_start,
+                              const uint32_t *succ, size_t cells, sg__mp_clocks *c);
 void sg__mp_clocks_free(sg__mp_clocks *c);
 /* Each temporary's uses against the clocks (no use lists); -1 when out of
  * memory. */

@@ -3,14 +3,17 @@
 // search written here; the checker itself is shown to catch unsafe
 // packings; reuse follows stream order where the schedule has it and graph
 // reachability where it does not; and the peak stays near the lower bound.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdint>
 #include <cstring>
 
 #include "plan_check.h"
 
 extern "C" {
 #include "plan/memplan.h"
+#include "plan/memplan_internal.h"
 }
 
 using plantest::Dag;
@@ -179,6 +182,44 @@ TEST(Memplan, SweepPackingsAreSafe) {
       expect_safe(view, d, t, p.m, what);
       if (HasFatalFailure()) return;
       ASSERT_LE(p.m.arena_bytes, p.m.no_reuse_bytes + p.m.no_reuse_bytes / 100) << what;
+    }
+  }
+}
+
+// Clocks over the edges: with every chain of the path cover tracked they
+// know exactly what reaches each node; with fewer cells than that they keep
+// the longest chains and never claim an order the edges do not give.
+TEST(Memplan, EdgeClocksAreExactOrSoundWhenCapped) {
+  uint32_t base = std::random_device{}();
+  std::printf("Memplan.EdgeClocks: seeds from %u\n", base);
+  for (uint32_t i = 0; i < 100; i++) {
+    uint32_t seed = base + i;
+    std::mt19937 rng(seed);
+    uint32_t n = 2 + rng() % 80;
+    Dag d = plantest::random_dag(rng, n, std::uniform_real_distribution<double>(0, 0.2)(rng));
+    Schedule s;
+    ASSERT_EQ(plantest::build(d, 1 + rng() % 8, s), SG_OK) << sg_last_error();
+    sg__schedule view = s.s;
+    view.streams_planned = 0;
+    auto reach = closure(view, d);
+    for (size_t cells : {size_t{1}, size_t{2} * n, size_t{5} * n, SIZE_MAX}) {
+      std::string what = "seed " + std::to_string(seed) + ", cells " + std::to_string(cells);
+      sg__mp_clocks c;
+      ASSERT_EQ(sg__mp_clocks_build_edges(&view, d.start.data(), d.succ.data(), cells, &c), 0);
+      EXPECT_LE(c.chains, c.width) << what;
+      EXPECT_LE(static_cast<size_t>(c.width), std::max<size_t>(1, cells / n)) << what;
+      for (uint32_t u = 0; u < n; u++)
+        for (uint32_t v = 0; v < n; v++) {
+          const uint32_t cu = c.chain_of[u];
+          const bool known = cu != UINT32_MAX && c.known[static_cast<size_t>(v) * c.width + cu] > c.pos[u];
+          if (known) EXPECT_TRUE(reach[u][v]) << what << ": n" << u << " before n" << v;
+          if (cells == SIZE_MAX && u != v)
+            EXPECT_EQ(known, static_cast<bool>(reach[u][v])) << what << ": n" << u << ", n" << v;
+        }
+      if (cells == SIZE_MAX)
+        for (uint32_t v = 0; v < n; v++) EXPECT_NE(c.chain_of[v], UINT32_MAX) << what;
+      sg__mp_clocks_free(&c);
+      if (HasFailure()) return;
     }
   }
 }
