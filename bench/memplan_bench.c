@@ -263,7 +263,7 @@ static void export_replay(const row *r, const sg__schedule *s, const sg__snapsho
   uint32_t *start = calloc(n + 1, sizeof *start);
   uint32_t *by_node = malloc((t->count + 1) * sizeof *by_node);
   uint32_t *seen = calloc(t->temp_count + 1, sizeof *seen);
-  uint32_t *order = malloc((n + 1) * sizeof *order);
+  uint32_t *order = calloc(n + 1, sizeof *order);
   if (!start || !by_node || !seen || !order) exit(3);
   for (uint32_t i = 0; i < t->count; i++) start[t->acc[i].node + 1]++;
   for (uint32_t v = 0; v < n; v++) start[v + 1] += start[v];
