@@ -35,9 +35,9 @@
 /* Randomised restarts after it: rounds, and pair checks in all. */
 #define RESTART_ROUNDS 256
 #define RESTART_WORK ((uint64_t)2 << 20)
-/* The most clock cells (nodes x chains) spent when happens-before is graph
- * reachability; nodes past the chains tracked are ordered only through what
- * they pass on (so less reuse, never wrong). */
+/* The most cells (chains x nodes, or chains x temporaries) a table spends
+ * when happens-before is graph reachability; nodes past the chains tracked
+ * are ordered only through what they pass on (so less reuse, never wrong). */
 #define DAG_CELLS ((size_t)1 << 22)
 
 /* ---- happens-before ------------------------------------------------------- */
@@ -98,7 +98,7 @@ static int clocks_schedule(const sg__schedule *s, sg__mp_clocks *c) {
 /* Graph reachability: chains form a path cover built in issue order (a
  * node continues the chain of a predecessor that ends it), clocks flow
  * along every edge. The cover comes first, from the edges alone, so that
- * the clocks get one column per chain it needs; past `cells` cells the
+ * the clocks get one column per chain it needs; past `max_chains` the
  * longest chains keep theirs (they order the most nodes) and the nodes of
  * the others are ordered only through what they pass on. */
 static void cover_dag(const sg__schedule *s, const uint32_t *pred_start, const uint32_t *pred,
@@ -145,7 +145,7 @@ static int keep_longest(uint32_t n, uint32_t chains, uint32_t width, const uint3
 }
 
 int sg__mp_clocks_build_edges(const sg__schedule *s, const uint32_t *succ_start,
-                              const uint32_t *succ, size_t cells, sg__mp_clocks *c) {
+                              const uint32_t *succ, uint32_t max_chains, sg__mp_clocks *c) {
   memset(c, 0, sizeof *c);
   uint32_t n = s->node_count, m = succ_start[n], chains = 0;
   uint32_t *pred_start = sg__calloc((size_t)n + 2, sizeof *pred_start);
@@ -163,8 +163,8 @@ int sg__mp_clocks_build_edges(const sg__schedule *s, const uint32_t *succ_start,
         pred[pred_start[succ[e] + 1]++] = u;
     cover_dag(s, pred_start, pred, chain_of, pos, tail, len, &chains);
   }
-  uint32_t width = chains ? chains : 1;
-  if (n && (size_t)n * width > cells) width = cells / n ? (uint32_t)(cells / n) : 1;
+  uint32_t width = chains < max_chains ? chains : max_chains;
+  if (!width) width = 1;
   failed = failed || keep_longest(n, chains, width, len, chain_of) || clocks_alloc(c, n, width);
   if (!failed) {
     c->chains = chains < width ? chains : width;
@@ -192,10 +192,14 @@ int sg__mp_clocks_build_edges(const sg__schedule *s, const uint32_t *succ_start,
 }
 
 int sg__mp_clocks_build(const sg__schedule *s, const uint32_t *succ_start, const uint32_t *succ,
-                        sg__mp_clocks *c) {
+                        uint32_t temps, sg__mp_clocks *c) {
   memset(c, 0, sizeof *c);
-  return s->streams_planned ? clocks_schedule(s, c)
-                            : sg__mp_clocks_build_edges(s, succ_start, succ, DAG_CELLS, c);
+  if (s->streams_planned) return clocks_schedule(s, c);
+  /* The clocks and the temporaries' per-chain rows each stay within DAG_CELLS. */
+  const size_t rows = s->node_count > temps ? s->node_count : temps;
+  const size_t most = rows ? DAG_CELLS / rows : DAG_CELLS;
+  return sg__mp_clocks_build_edges(s, succ_start, succ,
+                                   most > UINT32_MAX ? UINT32_MAX : most ? (uint32_t)most : 1, c);
 }
 
 /* ---- temporaries and their uses -------------------------------------------- */
@@ -1028,7 +1032,8 @@ sg_status sg__memplan_build(const sg__schedule *s, const uint32_t *succ_start,
   sg__mp_clocks c;
   sg__mp_temps x;
   memset(&x, 0, sizeof x);
-  if (sg__mp_clocks_build(s, succ_start, succ, &c) || sg__mp_temps_build(t, &c, &x)) {
+  if (sg__mp_clocks_build(s, succ_start, succ, t->temp_count, &c) ||
+      sg__mp_temps_build(t, &c, &x)) {
     sg__mp_clocks_free(&c);
     sg__mp_temps_free(&x);
     return oom(out);

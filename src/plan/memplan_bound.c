@@ -162,7 +162,7 @@ sg_status sg__memplan_lower_bound(const sg__schedule *s, const uint32_t *succ_st
   uint32_t *clique = NULL, *bysize = NULL;
   unsigned char *in = NULL;
   sg_status st = SG_OK;
-  if (sg__mp_clocks_build(s, succ_start, succ, &c) || sg__mp_temps_build(t, &c, &x) ||
+  if (sg__mp_clocks_build(s, succ_start, succ, T, &c) || sg__mp_temps_build(t, &c, &x) ||
       sg__mp_temps_uses(t, c.n, &x) ||
       !(live = sg__calloc((size_t)n + 1, sizeof *live)) ||
       !(clique = sg__malloc(((size_t)T + 1) * sizeof *clique)) ||

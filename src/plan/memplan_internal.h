@@ -37,16 +37,17 @@ typedef struct sg__mp_temps {
 } sg__mp_temps;
 
 /* Happens-before of the schedule (its streams and events when planned,
- * else the graph's edges `succ_start`/`succ`). -1 when out of memory
- * (what was allocated stays for sg__mp_clocks_free). */
+ * else the graph's edges `succ_start`/`succ`, over as many chains as fit
+ * the cell budget for the nodes and `temps` temporaries). -1 when out of
+ * memory (what was allocated stays for sg__mp_clocks_free). */
 int sg__mp_clocks_build(const sg__schedule *s, const uint32_t *succ_start, const uint32_t *succ,
-                        sg__mp_clocks *c);
-/* Happens-before as reachability over the edges, on at most `cells` clock
- * cells (nodes x chains): past them, the nodes of the shorter chains are
+                        uint32_t temps, sg__mp_clocks *c);
+/* Happens-before as reachability over the edges, on at most `max_chains`
+ * chains of the path cover: past them, the nodes of the shorter chains are
  * untracked (chain_of UINT32_MAX). sg__mp_clocks_build's way when the
  * streams are not planned; -1 when out of memory. */
 int sg__mp_clocks_build_edges(const sg__schedule *s, const uint32_t *succ_start,
-                              const uint32_t *succ, size_t cells, sg__mp_clocks *c);
+                              const uint32_t *succ, uint32_t max_chains, sg__mp_clocks *c);
 void sg__mp_clocks_free(sg__mp_clocks *c);
 /* Each temporary's uses against the clocks (no use lists); -1 when out of
  * memory. */
