@@ -133,9 +133,10 @@ typedef struct sg__cuda_graph {
    * conditional node (cond_node_count entries). */
   sg__cuda_cond_nodes **cond_nodes;
   uint32_t cond_node_count;
-  /* The top level's conditional node added last: the next one is added
-   * after it (graph_conditional.c, "One conditional node at a time"). */
-  cudaGraphNode_t last_cond;
+  /* By device in use (b->dev): the top level's conditional node added last
+   * there, which the next one on that device is added after
+   * (graph_conditional.c, "One conditional node at a time"). */
+  cudaGraphNode_t *last_cond;
 } sg__cuda_graph;
 
 /* A node standing in for node `index` while a graph is rebuilt with new

@@ -15,8 +15,9 @@
  * checked.
  *
  * One conditional node at a time: within one graph (the top level or one
- * body), each conditional node is added after the conditional node added
- * before it, so two conditional nodes of a graph never run at once. Graphs
+ * body) and one device, each conditional node is added after the
+ * conditional node added before it, so two conditional nodes of a graph
+ * never run at once on a device. Graphs
  * whose bodies let several conditional nodes run side by side, joined by a
  * later node, stalled for good in the driver now and then (the join never
  * ran, the GPU idle); ordered, none did (bench/RESULTS.md, "Conditional
@@ -419,11 +420,18 @@ sg_status sg__cuda_cond_add(sg__cuda_state *b, uint32_t index, const sg__node *n
 #if defined(CUDART_VERSION) && CUDART_VERSION >= NEED_BASIC
   const uint32_t count = b->s->node_count;
   if (!out->cond_nodes) {
-    if (!(out->cond_nodes = sg__calloc(count ? count : 1, sizeof *out->cond_nodes)))
+    if (!(out->cond_nodes = sg__calloc(count ? count : 1, sizeof *out->cond_nodes)) ||
+        !(out->last_cond = sg__calloc(b->dev.count ? b->dev.count : 1, sizeof *out->last_cond))) {
+      sg__free(out->cond_nodes);
+      out->cond_nodes = NULL;
       return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    }
     out->cond_node_count = count;
   }
-  return add_cond(b, node, index, graph, deps, nd, &out->last_cond, added, fn,
+  /* Sibling conditional nodes on different devices keep their overlap. */
+  uint32_t device = sg__cuda_device_index(&b->dev, b->dev.node_device[index]);
+  if (device >= b->dev.count) device = 0;
+  return add_cond(b, node, index, graph, deps, nd, &out->last_cond[device], added, fn,
                   &out->cond_nodes[index]);
 #else
   (void)b, (void)index, (void)graph, (void)deps, (void)nd, (void)added, (void)out;
@@ -447,7 +455,9 @@ void sg__cuda_cond_nodes_free(sg__cuda_graph *g) {
   for (uint32_t i = 0; g->cond_nodes && i < g->cond_node_count; i++)
     free_record(g->cond_nodes[i]);
   sg__free(g->cond_nodes);
+  sg__free(g->last_cond);
   g->cond_nodes = NULL;
+  g->last_cond = NULL;
   g->cond_node_count = 0;
 }
 
