@@ -402,6 +402,11 @@ struct Row {
   // of mean durations and of mean starts; how nodes were matched.
   double max_dur_diff_us = -1, max_start_diff_us = -1;
   double mean_dur_stamps_us = 0, mean_dur_cupti_us = 0;
+  // Where the largest duration difference is (the node's place in the
+  // matching) and the median difference: one outlier or every node.
+  uint32_t worst_node = 0;
+  double worst_dur_stamps_us = 0, worst_dur_cupti_us = 0, worst_start_stamps_us = 0,
+         worst_start_cupti_us = 0, median_dur_diff_us = -1;
   const char *matched_by = "none";
 };
 
@@ -439,7 +444,10 @@ void write_json(const char *path, const std::vector<Row> &rows, const char *devi
                  "\"streams_every_8\": %.3f},\n"
                  "     \"stamps_vs_cupti\": {\"max_duration_diff_us\": %.3f, "
                  "\"max_start_diff_us\": %.3f, \"mean_duration_stamps_us\": %.3f, "
-                 "\"mean_duration_cupti_us\": %.3f, \"matched_by\": \"%s\"}}%s\n",
+                 "\"mean_duration_cupti_us\": %.3f, \"median_duration_diff_us\": %.3f, "
+                 "\"worst_node\": {\"place\": %u, \"duration_stamps_us\": %.3f, "
+                 "\"duration_cupti_us\": %.3f, \"start_stamps_us\": %.3f, "
+                 "\"start_cupti_us\": %.3f}, \"matched_by\": \"%s\"}}%s\n",
                  r.nodes, r.streams_off, r.streams_on, r.graph_off, r.graph_on, r.raw,
                  r.cupti_loaded_off, r.cupti_on, r.streams_off_lat, r.streams_on_lat,
                  r.graph_off_lat, r.graph_on_lat, r.raw_lat, r.cupti_loaded_off_lat,
@@ -448,8 +456,9 @@ void write_json(const char *path, const std::vector<Row> &rows, const char *devi
                  r.graph_events / r.graph_off, r.graph_on_k4, r.graph_on_k8, r.streams_on_k8,
                  r.graph_on_k4 / r.graph_off, r.graph_on_k8 / r.graph_off,
                  r.streams_on_k8 / r.streams_off, r.max_dur_diff_us, r.max_start_diff_us,
-                 r.mean_dur_stamps_us, r.mean_dur_cupti_us, r.matched_by,
-                 i + 1 < rows.size() ? "," : "");
+                 r.mean_dur_stamps_us, r.mean_dur_cupti_us, r.median_dur_diff_us, r.worst_node,
+                 r.worst_dur_stamps_us, r.worst_dur_cupti_us, r.worst_start_stamps_us,
+                 r.worst_start_cupti_us, r.matched_by, i + 1 < rows.size() ? "," : "");
   }
   // The issue's targets for the stamped trace, per row: met or MISSED (or
   // "not measured" without CUPTI).
@@ -604,12 +613,21 @@ int main(int argc, char **argv) {
     r.matched_by = by_id ? "graph node id" : "rank in start order";
     if (c.launches && ours.launches) {
       r.max_dur_diff_us = r.max_start_diff_us = 0;
+      std::vector<double> diffs(r.nodes);
       for (uint32_t v = 0; v < r.nodes; v++) {
-        r.max_dur_diff_us = std::max(r.max_dur_diff_us, std::fabs(ours.dur[v] - c.dur[v]));
+        diffs[v] = std::fabs(ours.dur[v] - c.dur[v]);
+        if (diffs[v] > r.max_dur_diff_us) {
+          r.max_dur_diff_us = diffs[v];
+          r.worst_node = v;
+          r.worst_dur_stamps_us = ours.dur[v], r.worst_dur_cupti_us = c.dur[v];
+          r.worst_start_stamps_us = ours.start[v], r.worst_start_cupti_us = c.start[v];
+        }
         r.max_start_diff_us = std::max(r.max_start_diff_us, std::fabs(ours.start[v] - c.start[v]));
         r.mean_dur_stamps_us += ours.dur[v] / r.nodes;
         r.mean_dur_cupti_us += c.dur[v] / r.nodes;
       }
+      std::sort(diffs.begin(), diffs.end());
+      r.median_dur_diff_us = r.nodes ? diffs[r.nodes / 2] : 0;
     }
     std::printf("[ %u nodes, CUPTI phase: traced graph %.2f us per launch, %.2f latency ]\n",
                 r.nodes, thr[2], lat[2]);
@@ -624,11 +642,18 @@ int main(int argc, char **argv) {
                 r.cupti_records_per_launch,
                 r.cupti_records_per_launch == r.nodes ? "" : "  (records missing or extra)");
   std::printf("\nstamped trace against CUPTI, per node (us; means over 64 launches each)\n");
-  std::printf("%6s | %10s %10s %14s %15s | %s\n", "nodes", "dur stamps", "dur CUPTI",
-              "max |dur diff|", "max |start diff|", "matched by");
+  std::printf("%6s | %10s %10s %14s %15s %14s | %s\n", "nodes", "dur stamps", "dur CUPTI",
+              "max |dur diff|", "max |start diff|", "med |dur diff|", "matched by");
   for (const Row &r : rows)
-    std::printf("%6u | %10.2f %10.2f %14.2f %15.2f | %s\n", r.nodes, r.mean_dur_stamps_us,
-                r.mean_dur_cupti_us, r.max_dur_diff_us, r.max_start_diff_us, r.matched_by);
+    std::printf("%6u | %10.2f %10.2f %14.2f %15.2f %14.2f | %s\n", r.nodes, r.mean_dur_stamps_us,
+                r.mean_dur_cupti_us, r.max_dur_diff_us, r.max_start_diff_us,
+                r.median_dur_diff_us, r.matched_by);
+  std::printf("the node with the largest duration difference (its place in the matching): "
+              "duration and start, stamps / CUPTI (us)\n");
+  for (const Row &r : rows)
+    std::printf("%6u | node %u: duration %.2f / %.2f, start %.2f / %.2f\n", r.nodes,
+                r.worst_node, r.worst_dur_stamps_us, r.worst_dur_cupti_us,
+                r.worst_start_stamps_us, r.worst_start_cupti_us);
   std::printf("CUPTI: %llu kernel records from graph launches, %llu dropped\n",
               (unsigned long long)cupti_graph_kernels.load(),
               (unsigned long long)cupti_dropped.load());
