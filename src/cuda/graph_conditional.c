@@ -17,13 +17,13 @@
  * One conditional node at a time: within one graph (the top level or one
  * body) and one device, each conditional node is added after the
  * conditional node added before it, so two conditional nodes of a graph
- * never run at once on a device. Graphs
- * whose bodies let several conditional nodes run side by side, joined by a
- * later node, stalled for good in the driver now and then (the join never
- * ran, the GPU idle); ordered, none did (bench/RESULTS.md, "Conditional
- * nodes in order"). The build adds nodes in a topological order, so the
- * added edge never closes a cycle; what it costs is the overlap of sibling
- * conditional nodes, which are few in a graph. */
+ * never run at once on a device. A graph whose body lets several
+ * conditional nodes run side by side, joined by a later node, can stall for
+ * good in the driver (the join never runs, the GPU sits idle); ordered, the
+ * random graphs of the tests never do (bench/RESULTS.md, run 25). The build
+ * adds nodes in a topological order, so the added edge never closes a
+ * cycle; what it costs is the overlap of sibling conditional nodes, which
+ * are few in a graph. */
 #include <stdio.h>
 #include <string.h>
 

@@ -317,9 +317,9 @@ TEST(ConditionalGpu, RandomNestedGraphsMatchTheHostBitForBit) {
 }
 
 // Seeds whose graphs let several conditional nodes of one WHILE body run side
-// by side, joined by the loop's step: in graph mode the driver stalled on
-// them (the join never ran) until each graph level ran its conditional nodes
-// one after another (graph_conditional.c). Each stalled on most runs.
+// by side, joined by the loop's step. Run side by side on the GPU, the driver
+// stalls on them (the join never runs) on most tries; graph mode runs each
+// graph level's conditional nodes one after another (graph_conditional.c).
 TEST(ConditionalGpu, SiblingConditionalNodesInALoopBodyFinish) {
   SG_SKIP_WITHOUT_CONDITIONALS(12080);
   unsigned conds = 0;
