@@ -243,6 +243,16 @@ sg_status sg__cond_body_view(const sg__cond_node *p, uint32_t body, sg__snapshot
   return SG_OK;
 }
 
+int sg__cond_same_shape(const sg__cond_node *a, const sg__cond_node *b) {
+  if (a == b) return 1;
+  if (!a->bodies || !b->bodies || a->kind != b->kind || a->cond_id != b->cond_id ||
+      a->body_count != b->body_count)
+    return 0;
+  for (uint32_t k = 0; k < a->body_count; k++)
+    if (!sg__snapshot_same_topology(&a->bodies[k], &b->bodies[k])) return 0;
+  return 1;
+}
+
 const char *sg__cond_kind_name(const sg__cond_node *p) {
   switch (p->kind) {
     case SG_COND_IF: return p->body_count == 2 ? "IF/ELSE" : "IF";

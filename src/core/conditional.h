@@ -56,6 +56,12 @@ sg_status sg__cond_body_view(const sg__cond_node *payload, uint32_t body, sg__sn
  * `fn` and name the node and the body. */
 sg_status sg__cond_check_bodies(const sg__snapshot *snap, const char *fn);
 
+/* 1 when two snapshot-form payloads run the same shape: the same kind,
+ * condition and number of bodies, each body of the same topology at every
+ * depth (sg__snapshot_same_topology). What may differ is what
+ * sg_exec_set_* changes inside a body: nodes' parameters. Graph form: 0. */
+int sg__cond_same_shape(const sg__cond_node *a, const sg__cond_node *b);
+
 /* "IF", "IF/ELSE", "WHILE", "SWITCH". */
 const char *sg__cond_kind_name(const sg__cond_node *payload);
 

@@ -625,7 +625,7 @@ static int nccl_calls_equal(const sg_nccl_call *x, const sg_nccl_call *y) {
 
 int sg__node_same_shape(const sg__node *a, const sg__node *b) {
   if (a->kind != b->kind || a->device != b->device) return 0;
-  if (a->kind == SG__NODE_COND) return a->u.cond == b->u.cond; /* bodies: re-plan */
+  if (a->kind == SG__NODE_COND) return sg__cond_same_shape(a->u.cond, b->u.cond);
   if (a->kind == SG__NODE_KERNEL && (a->u.kernel.cond_arg != b->u.kernel.cond_arg ||
                                      a->u.kernel.cond_id != b->u.kernel.cond_id ||
                                      a->u.kernel.grid_arg != b->u.kernel.grid_arg))

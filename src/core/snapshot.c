@@ -294,6 +294,10 @@ sg_status sg__snapshot_check_acyclic(const sg__snapshot *s, const char *fn) {
 
 int sg__snapshot_same_topology(const sg__snapshot *a, const sg__snapshot *b) {
   if (a->node_count != b->node_count || a->edge_count != b->edge_count) return 0;
+  /* A backend takes the conditions' defaults and flags when it is made. */
+  if (a->cond_count != b->cond_count ||
+      (a->cond_count && memcmp(a->conds, b->conds, a->cond_count * sizeof *a->conds)))
+    return 0;
   for (uint32_t i = 0; i < a->node_count; i++)
     if (!sg__node_same_shape(&a->nodes[i], &b->nodes[i])) return 0;
   if (!sg__access_same_temps(&a->access, &b->access)) return 0;

@@ -49,9 +49,11 @@ sg_status sg__snapshot_check_acyclic(const sg__snapshot *snap, const char *fn);
  * allocated; SG_ERR_OUT_OF_MEMORY without a message. */
 sg_status sg__snapshot_to_dot(const sg__snapshot *snap, char **dot);
 
-/* 1 if both have the same node count and edges, and their nodes the same
- * shapes (sg__node_same_shape: kinds, devices, NCCL calls' communicators;
- * a device change re-plans, since streams belong to devices). */
+/* 1 if both have the same node count and edges, the same conditions
+ * (defaults and flags), and their nodes the same shapes
+ * (sg__node_same_shape: kinds, devices, NCCL calls' communicators,
+ * conditional nodes' bodies at every depth; a device change re-plans, since
+ * streams belong to devices). */
 int sg__snapshot_same_topology(const sg__snapshot *a, const sg__snapshot *b);
 
 /* The node index a handle stands for, checked against the snapshot's graph

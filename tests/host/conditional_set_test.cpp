@@ -72,6 +72,60 @@ TEST_P(ConditionalSet, RandomChangesInBodiesMatchTheReference) {
 
 INSTANTIATE_TEST_SUITE_P(Seeds, ConditionalSet, ::testing::Range(1u, 17u));
 
+// The same changes made in the graph (sg_graph_set_* on the body graphs)
+// and given with sg_exec_update, synchronously and in the background: bodies
+// of the same topology change in place, with no re-plan; a new condition
+// (the conditions' table changed) re-plans.
+class ConditionalUpdate : public ::testing::TestWithParam<uint32_t> {};
+
+TEST_P(ConditionalUpdate, EditedBodiesOfTheSameTopologyUpdateInPlace) {
+  sgtest::LeakCheck leaks;
+  const uint32_t seed = GetParam();
+  SCOPED_TRACE(seed_text(seed));
+  Model m(seed, condset::Options{});
+  m.generate();
+  std::vector<uint32_t> mem(m.words());
+  sgtest::Graph g;
+  SG_ASSERT_OK(m.build(g, mem.data(), nullptr, nullptr));
+  sg_exec_options one = sgtest::host_options(1), four = sgtest::host_options(4);
+  sgtest::Exec a, b;
+  SG_ASSERT_OK(sg_exec_create(g, &one, &a.e));
+  SG_ASSERT_OK(sg_exec_create(g, &four, &b.e));
+  std::mt19937 rng(seed);
+  std::vector<uint32_t> start(m.words());
+  for (uint32_t &w : start) w = rng() % 1000;
+  std::vector<uint32_t> ref_a = start, ref_b = start;
+  ASSERT_NO_FATAL_FAILURE(launch_and_compare(a, m, mem, ref_a, "before any change"));
+  for (int step = 0; step < 30; step++) {
+    sg_status st;
+    const std::string what = m.random_edit(&st);
+    ASSERT_EQ(st, SG_OK) << "step " << step << ": " << what << ": " << sg_last_error();
+    SG_ASSERT_OK(sg_exec_update(a, g));
+    SG_ASSERT_OK(sg_exec_update_async(b, g));
+    const std::string where = "step " + std::to_string(step) + " after " + what;
+    ASSERT_NO_FATAL_FAILURE(launch_and_compare(a, m, mem, ref_a, where + " (1 stream)"));
+    ASSERT_NO_FATAL_FAILURE(launch_and_compare(b, m, mem, ref_b, where + " (4 streams)"));
+  }
+  for (sg_exec *e : {a.e, b.e}) {
+    sg_exec_stats stats;
+    SG_ASSERT_OK(sg_exec_get_stats(e, &stats));
+    EXPECT_EQ(stats.rebuilds, 0u) << "an edit inside a body re-planned";
+  }
+  // A node inside a body stays reachable by its handle after the updates.
+  const condset::Node *deep = m.deepest(condset::Node::KERNEL);
+  if (deep) SG_ASSERT_OK(m.set_kernel(a, *deep));
+  // A new condition changes the conditions' table: that re-plans.
+  sg_cond extra;
+  SG_ASSERT_OK(sg_graph_cond_create(g, 1, 0, &extra));
+  SG_ASSERT_OK(sg_exec_update(a, g));
+  sg_exec_stats stats;
+  SG_ASSERT_OK(sg_exec_get_stats(a, &stats));
+  EXPECT_EQ(stats.rebuilds, 1u);
+  ASSERT_NO_FATAL_FAILURE(launch_and_compare(a, m, mem, ref_a, "after a new condition"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeds, ConditionalUpdate, ::testing::Range(1u, 9u));
+
 // A launch in flight keeps the bodies it was launched with: it is held at a
 // gate before its first node while several body nodes change, and must
 // compute the old description; the launch after it computes the new one.

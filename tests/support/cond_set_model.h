@@ -61,6 +61,7 @@ struct Node {
   unsigned depth = 0;        // 0: top level
   std::string name;
   sg_node handle{};
+  sg_graph *graph = nullptr;  // the graph (top level or body) that holds it
 };
 struct Body {
   std::vector<Node> nodes;
@@ -115,47 +116,24 @@ class Model {
   // when there is one) in the model and in every executable; returns what
   // it did, for failure messages. Any status but SG_OK stops it.
   std::string random_set(const std::vector<sg_exec *> &execs, sg_status *st) {
-    std::vector<Node *> all, inner;
-    collect(root_, all, inner);
-    Node *n = !inner.empty() && rng_() % 5 ? inner[rng_() % inner.size()] : all[rng_() % all.size()];
-    std::string what = n->name + " (depth " + std::to_string(n->depth) + "): ";
+    std::string what;
+    Node *n = random_change(&what);
     *st = SG_OK;
-    switch (n->kind) {
-      case Node::KERNEL:
-        rekey_kernel(*n);
-        what += "kernel op " + std::to_string(n->a.op) + " value " + std::to_string(n->a.value);
-        for (sg_exec *e : execs)
-          if (!*st) *st = set_kernel(e, *n);
-        break;
-      case Node::COPY:
-        random_copy(*n);
-        what += "copy " + std::to_string(n->count) + " words " + std::to_string(n->src) +
-                " -> " + std::to_string(n->dst);
-        for (sg_exec *e : execs)
-          if (!*st) *st = set_copy(e, *n);
-        break;
-      case Node::MEMSET:
-        random_memset(*n);
-        what += "memset " + std::to_string(n->count) + " words at " + std::to_string(n->dst);
-        for (sg_exec *e : execs)
-          if (!*st) *st = set_memset(e, *n);
-        break;
-      case Node::HOST: {
-        n->host = new_host();
-        n->host->mem = mem_;
-        what += "host mix " + std::to_string(n->host->a.dst);
-        sg_host_desc d = {host_fn, n->host, nullptr};
-        for (sg_exec *e : execs)
-          if (!*st) *st = sg_exec_set_host(e, n->handle, &d);
-        break;
-      }
-      default:
-        break;
-    }
+    for (sg_exec *e : execs)
+      if (!*st) *st = set(e, *n);
     return what;
   }
 
-  // A node inside a body, at the greatest depth there is (for the tests
+  // The same, in the model and in the graph that holds the node (to be
+  // given to sg_exec_update).
+  std::string random_edit(sg_status *st) {
+    std::string what;
+    Node *n = random_change(&what);
+    *st = edit(*n);
+    return what;
+  }
+
+  // A node inside a body, at the greatest depth there is  // A node inside a body, at the greatest depth there is (for the tests
   // that need one); NULL when no body holds a node.
   Node *deepest(Node::Kind kind) {
     std::vector<Node *> all, inner;
@@ -164,6 +142,76 @@ class Model {
     for (Node *n : inner)
       if (n->kind == kind && (!best || n->depth > best->depth)) best = n;
     return best;
+  }
+
+  // Picks a node (inside a body with probability 4/5 when there is one)
+  // and gives it new random parameters in the model; *what says which.
+  Node *random_change(std::string *what) {
+    std::vector<Node *> all, inner;
+    collect(root_, all, inner);
+    Node *n = !inner.empty() && rng_() % 5 ? inner[rng_() % inner.size()] : all[rng_() % all.size()];
+    *what = n->name + " (depth " + std::to_string(n->depth) + "): ";
+    switch (n->kind) {
+      case Node::KERNEL:
+        rekey_kernel(*n);
+        *what += "kernel op " + std::to_string(n->a.op) + " value " + std::to_string(n->a.value);
+        break;
+      case Node::COPY:
+        random_copy(*n);
+        *what += "copy " + std::to_string(n->count) + " words " + std::to_string(n->src) +
+                 " -> " + std::to_string(n->dst);
+        break;
+      case Node::MEMSET:
+        random_memset(*n);
+        *what += "memset " + std::to_string(n->count) + " words at " + std::to_string(n->dst);
+        break;
+      case Node::HOST:
+        n->host = new_host();
+        n->host->mem = mem_;
+        *what += "host mix " + std::to_string(n->host->a.dst);
+        break;
+      default:
+        break;
+    }
+    return n;
+  }
+
+  // Node `n`'s parameters as the model has them, into executable `e`.
+  sg_status set(sg_exec *e, const Node &n) const {
+    switch (n.kind) {
+      case Node::KERNEL: return set_kernel(e, n);
+      case Node::COPY: return set_copy(e, n);
+      case Node::MEMSET: return set_memset(e, n);
+      case Node::HOST: {
+        sg_host_desc d = {host_fn, n.host, nullptr};
+        return sg_exec_set_host(e, n.handle, &d);
+      }
+      default: return SG_OK;
+    }
+  }
+
+  // The same, into the graph that holds `n`.
+  sg_status edit(const Node &n) const {
+    switch (n.kind) {
+      case Node::KERNEL: {
+        sg_kernel_desc d = kernel_desc(n);
+        return sg_graph_set_kernel(n.graph, n.handle, &d);
+      }
+      case Node::COPY: {
+        sg_copy_desc d = {mem_ + n.dst, mem_ + n.src, n.count * sizeof(uint32_t), SG_COPY_AUTO,
+                          nullptr};
+        return sg_graph_set_copy(n.graph, n.handle, &d);
+      }
+      case Node::MEMSET: {
+        sg_memset_desc d = {mem_ + n.dst, n.value, 4, n.count, nullptr};
+        return sg_graph_set_memset(n.graph, n.handle, &d);
+      }
+      case Node::HOST: {
+        sg_host_desc d = {host_fn, n.host, nullptr};
+        return sg_graph_set_host(n.graph, n.handle, &d);
+      }
+      default: return SG_OK;
+    }
   }
 
   sg_status set_kernel(sg_exec *e, const Node &n) const {
@@ -334,6 +382,7 @@ class Model {
     return SG_OK;
   }
   sg_status add(sg_graph *g, Node &n, const sg_node *deps, size_t nd) {
+    n.graph = g;
     switch (n.kind) {
       case Node::KERNEL: {
         sg_kernel_desc d = kernel_desc(n);
