@@ -133,7 +133,7 @@ class Model {
     return what;
   }
 
-  // A node inside a body, at the greatest depth there is  // A node inside a body, at the greatest depth there is (for the tests
+  // A node inside a body, at the greatest depth there is (for the tests
   // that need one); NULL when no body holds a node.
   Node *deepest(Node::Kind kind) {
     std::vector<Node *> all, inner;
