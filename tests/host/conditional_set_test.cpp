@@ -32,6 +32,49 @@ void launch_and_compare(sg_exec *e, const Model &m, std::vector<uint32_t> &mem,
   ASSERT_EQ(mem, before) << what;
 }
 
+// A random model built into a graph, with two executables of different
+// stream limits (1 and 4) and the reference each launch must match.
+struct Pair {
+  Model m;
+  std::vector<uint32_t> mem;
+  sgtest::Graph g;
+  sgtest::Exec a, b;
+  std::vector<uint32_t> ref_a, ref_b;
+  explicit Pair(uint32_t seed) : m(seed, condset::Options{}) {}
+
+  void make(uint32_t seed) {
+    m.generate();
+    mem.assign(m.words(), 0);
+    SG_ASSERT_OK(m.build(g, mem.data(), nullptr, nullptr));
+    sg_exec_options one = sgtest::host_options(1), four = sgtest::host_options(4);
+    SG_ASSERT_OK(sg_exec_create(g, &one, &a.e));
+    SG_ASSERT_OK(sg_exec_create(g, &four, &b.e));
+    std::mt19937 rng(seed);
+    std::vector<uint32_t> start(m.words());
+    for (uint32_t &w : start) w = rng() % 1000;
+    ref_a = ref_b = start;
+    ASSERT_NO_FATAL_FAILURE(launch_and_compare(a, m, mem, ref_a, "before any change"));
+  }
+
+  // `steps` random changes, made with sg_exec_set_* on both executables, or
+  // (`by_update`) in the graph and given to `a` with sg_exec_update and to
+  // `b` with sg_exec_update_async; both launched and compared after each.
+  void change(int steps, bool by_update) {
+    for (int step = 0; step < steps; step++) {
+      sg_status st;
+      const std::string what = by_update ? m.random_edit(&st) : m.random_set({a.e, b.e}, &st);
+      ASSERT_EQ(st, SG_OK) << "step " << step << ": " << what << ": " << sg_last_error();
+      if (by_update) {
+        SG_ASSERT_OK(sg_exec_update(a, g));
+        SG_ASSERT_OK(sg_exec_update_async(b, g));
+      }
+      const std::string where = "step " + std::to_string(step) + " after " + what;
+      ASSERT_NO_FATAL_FAILURE(launch_and_compare(a, m, mem, ref_a, where + " (1 stream)"));
+      ASSERT_NO_FATAL_FAILURE(launch_and_compare(b, m, mem, ref_b, where + " (4 streams)"));
+    }
+  }
+};
+
 class ConditionalSet : public ::testing::TestWithParam<uint32_t> {};
 
 // Random graphs, random changes, two executables of different stream
@@ -40,34 +83,14 @@ TEST_P(ConditionalSet, RandomChangesInBodiesMatchTheReference) {
   sgtest::LeakCheck leaks;
   const uint32_t seed = GetParam();
   SCOPED_TRACE(seed_text(seed));
-  Model m(seed, condset::Options{});
-  m.generate();
-  std::vector<uint32_t> mem(m.words());
-  sgtest::Graph g;
-  SG_ASSERT_OK(m.build(g, mem.data(), nullptr, nullptr));
-  sg_exec_options one = sgtest::host_options(1), four = sgtest::host_options(4);
-  sgtest::Exec a, b;
-  SG_ASSERT_OK(sg_exec_create(g, &one, &a.e));
-  SG_ASSERT_OK(sg_exec_create(g, &four, &b.e));
-  std::mt19937 rng(seed);
-  std::vector<uint32_t> start(m.words());
-  for (uint32_t &w : start) w = rng() % 1000;
-  std::vector<uint32_t> ref_a = start, ref_b = start;
-  ASSERT_NO_FATAL_FAILURE(launch_and_compare(a, m, mem, ref_a, "before any change"));
-  uint64_t sets = 0;
-  for (int step = 0; step < 30; step++) {
-    sg_status st;
-    const std::string what = m.random_set({a.e, b.e}, &st);
-    ASSERT_EQ(st, SG_OK) << "step " << step << ": " << what << ": " << sg_last_error();
-    sets++;
-    const std::string where = "step " + std::to_string(step) + " after " + what;
-    ASSERT_NO_FATAL_FAILURE(launch_and_compare(a, m, mem, ref_a, where + " (1 stream)"));
-    ASSERT_NO_FATAL_FAILURE(launch_and_compare(b, m, mem, ref_b, where + " (4 streams)"));
-  }
+  Pair p(seed);
+  ASSERT_NO_FATAL_FAILURE(p.make(seed));
+  const int sets = 30;
+  ASSERT_NO_FATAL_FAILURE(p.change(sets, false));
   sg_exec_stats stats;
-  SG_ASSERT_OK(sg_exec_get_stats(a, &stats));
+  SG_ASSERT_OK(sg_exec_get_stats(p.a, &stats));
   EXPECT_EQ(stats.rebuilds, 0u) << "a change inside a body re-planned";
-  EXPECT_EQ(stats.param_updates, sets);
+  EXPECT_EQ(stats.param_updates, static_cast<uint64_t>(sets));
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeds, ConditionalSet, ::testing::Range(1u, 17u));
@@ -82,46 +105,25 @@ TEST_P(ConditionalUpdate, EditedBodiesOfTheSameTopologyUpdateInPlace) {
   sgtest::LeakCheck leaks;
   const uint32_t seed = GetParam();
   SCOPED_TRACE(seed_text(seed));
-  Model m(seed, condset::Options{});
-  m.generate();
-  std::vector<uint32_t> mem(m.words());
-  sgtest::Graph g;
-  SG_ASSERT_OK(m.build(g, mem.data(), nullptr, nullptr));
-  sg_exec_options one = sgtest::host_options(1), four = sgtest::host_options(4);
-  sgtest::Exec a, b;
-  SG_ASSERT_OK(sg_exec_create(g, &one, &a.e));
-  SG_ASSERT_OK(sg_exec_create(g, &four, &b.e));
-  std::mt19937 rng(seed);
-  std::vector<uint32_t> start(m.words());
-  for (uint32_t &w : start) w = rng() % 1000;
-  std::vector<uint32_t> ref_a = start, ref_b = start;
-  ASSERT_NO_FATAL_FAILURE(launch_and_compare(a, m, mem, ref_a, "before any change"));
-  for (int step = 0; step < 30; step++) {
-    sg_status st;
-    const std::string what = m.random_edit(&st);
-    ASSERT_EQ(st, SG_OK) << "step " << step << ": " << what << ": " << sg_last_error();
-    SG_ASSERT_OK(sg_exec_update(a, g));
-    SG_ASSERT_OK(sg_exec_update_async(b, g));
-    const std::string where = "step " + std::to_string(step) + " after " + what;
-    ASSERT_NO_FATAL_FAILURE(launch_and_compare(a, m, mem, ref_a, where + " (1 stream)"));
-    ASSERT_NO_FATAL_FAILURE(launch_and_compare(b, m, mem, ref_b, where + " (4 streams)"));
-  }
-  for (sg_exec *e : {a.e, b.e}) {
+  Pair p(seed);
+  ASSERT_NO_FATAL_FAILURE(p.make(seed));
+  ASSERT_NO_FATAL_FAILURE(p.change(30, true));
+  for (sg_exec *e : {p.a.e, p.b.e}) {
     sg_exec_stats stats;
     SG_ASSERT_OK(sg_exec_get_stats(e, &stats));
     EXPECT_EQ(stats.rebuilds, 0u) << "an edit inside a body re-planned";
   }
   // A node inside a body stays reachable by its handle after the updates.
-  const condset::Node *deep = m.deepest(condset::Node::KERNEL);
-  if (deep) SG_ASSERT_OK(m.set_kernel(a, *deep));
+  const condset::Node *deep = p.m.deepest(condset::Node::KERNEL);
+  if (deep) SG_ASSERT_OK(p.m.set_kernel(p.a, *deep));
   // A new condition changes the conditions' table: that re-plans.
   sg_cond extra;
-  SG_ASSERT_OK(sg_graph_cond_create(g, 1, 0, &extra));
-  SG_ASSERT_OK(sg_exec_update(a, g));
+  SG_ASSERT_OK(sg_graph_cond_create(p.g, 1, 0, &extra));
+  SG_ASSERT_OK(sg_exec_update(p.a, p.g));
   sg_exec_stats stats;
-  SG_ASSERT_OK(sg_exec_get_stats(a, &stats));
+  SG_ASSERT_OK(sg_exec_get_stats(p.a, &stats));
   EXPECT_EQ(stats.rebuilds, 1u);
-  ASSERT_NO_FATAL_FAILURE(launch_and_compare(a, m, mem, ref_a, "after a new condition"));
+  ASSERT_NO_FATAL_FAILURE(launch_and_compare(p.a, p.m, p.mem, p.ref_a, "after a new condition"));
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeds, ConditionalUpdate, ::testing::Range(1u, 9u));
