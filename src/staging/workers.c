@@ -1,7 +1,6 @@
-/* The copy threads of a pool (workers.h). One lock guards the queue; a
- * thread takes it to find a job, and to report a job's last part, never
- * while copying. The parts of a job are counted atomically, so that the
- * threads splitting one chunk do not queue on the lock for each part. */
+/* The copy threads of a pool (workers.h). One lock guards the queue and the
+ * jobs' counters; it is held only to claim or finish a part, never while
+ * copying. */
 #define _POSIX_C_SOURCE 200809L
 #include "staging/workers.h"
 
@@ -82,11 +81,6 @@ sg_status sg__workers_init(sg__workers *w, unsigned capacity, const char *where)
   w->capacity = capacity;
   const char *env = getenv("SG_STAGING_NONTEMPORAL");
   w->streaming = !SG__HAVE_STREAM_COPY ? 0 : !env ? -1 : strcmp(env, "0") != 0;
-  const char *spin = getenv("SG_STAGING_SPIN_US");
-  w->spin_ns = spin ? (uint64_t)strtoul(spin, NULL, 10) * 1000u
-               : sg__cpu_count() >= SG__WORKER_SPIN_MIN_CPUS ? SG__WORKER_SPIN_NS
-                                                              : 0;
-  if (w->spin_ns > (uint64_t)100 * 1000 * 1000) w->spin_ns = (uint64_t)100 * 1000 * 1000;
   if (sg__mutex_init(&w->lock))
     return sg__fail(SG_ERR_SYSTEM, "%s: cannot create a mutex for the copy threads", where);
   if (sg__cond_init(&w->work)) {
@@ -103,7 +97,6 @@ sg_status sg__workers_init(sg__workers *w, unsigned capacity, const char *where)
 
 /* Unlinks `job` from the queue (lock held); it has no unclaimed part left. */
 static void unqueue(sg__workers *w, sg__copy_job *job) {
-  if (!job->queued) return;
   sg__copy_job **link = &w->head, *prev = NULL;
   while (*link && *link != job) {
     prev = *link;
@@ -116,112 +109,60 @@ static void unqueue(sg__workers *w, sg__copy_job *job) {
   job->queued = 0;
 }
 
-/* Claims the next part of `job`: its number, which is no part if it is
- * `parts` or more. Under the lock for a queued job; without it only by a
- * thread that holds an unfinished part of the job, which keeps the job busy
- * and so unchanged (its owner submits it again only once every part is
- * copied). */
-static unsigned claim_next(sg__copy_job *job) {
-  return __atomic_fetch_add(&job->claimed, 1u, __ATOMIC_RELAXED);
+/* Claims the next part of `job` (lock held): sets [*dst, *src, *n). */
+static void claim(sg__workers *w, sg__copy_job *job, char **dst, const char **src, size_t *n) {
+  unsigned p = job->claimed++;
+  size_t off = (size_t)p * job->part_bytes;
+  *dst = job->dst + off;
+  *src = job->src + off;
+  *n = p + 1 == job->parts ? job->bytes - off : job->part_bytes;
+  if (job->claimed == job->parts) unqueue(w, job);
 }
 
-/* Takes a part of the first job in the queue that has one (lock held):
- * the job, with the part's number in *part, or NULL. A job whose last part
- * is taken leaves the queue. */
-static sg__copy_job *take(sg__workers *w, unsigned *part) {
-  while (w->head) {
-    sg__copy_job *job = w->head;
-    const unsigned p = claim_next(job);
-    if (p + 1 >= job->parts) unqueue(w, job);
-    if (p < job->parts) {
-      *part = p;
-      return job;
-    }
+/* Records a copied part (lock held). */
+static void finish(sg__workers *w, sg__copy_job *job) {
+  if (++job->finished == job->parts) {
+    /* Every other part's thread fenced its stores and then took this lock:
+     * they are visible before the flag. */
+    if (job->signal) sg__flag_raise(job->signal, job->signal_value);
+    job->busy = 0;
+    sg__cond_broadcast(&w->done);
   }
-  return NULL;
 }
 
-/* Records the last part of `job` copied (lock not held on entry or
- * return). The signal is raised under the lock, together with `busy`
- * cleared: the owner may submit the job again as soon as the device has
- * seen the signal, and must find it idle. Every other part's thread fenced
- * its stores before its count (copy_part, __ATOMIC_RELEASE), so they are
- * visible before the flag. */
-static void last_part_done(sg__workers *w, sg__copy_job *job) {
-  sg__mutex_lock(&w->lock);
-  if (job->signal) sg__flag_raise(job->signal, job->signal_value);
-  unqueue(w, job);
-  job->busy = 0;
-  sg__cond_broadcast(&w->done);
-  sg__mutex_unlock(&w->lock);
-}
-
-/* Copies part `p` of `job` and every further part this thread can claim
- * (lock not held). The next part is claimed before the current one is
- * counted, while the job cannot change. */
-static void copy_parts(sg__workers *w, sg__copy_job *job, unsigned p, int copy_thread) {
-  const unsigned parts = job->parts;
-  const size_t part_bytes = job->part_bytes, bytes = job->bytes;
-  char *const dst = job->dst;
-  const char *const src = job->src;
+/* Claims the next part of `job`, copies it without the lock, records it
+ * (lock held on entry and on return). Threads and waiters both do this. */
+static void copy_one_part(sg__workers *w, sg__copy_job *job, int copy_thread) {
+  char *dst;
+  const char *src;
+  size_t n;
+  claim(w, job, &dst, &src, &n);
+  /* Read with the lock: the job's owner set them before submitting. */
   const sg__copy_spans spans = job->spans;
   const uint32_t node = job->node, chunk = job->chunk;
   const int drain = job->drain;
   const char *label = job->label;
-  for (;;) {
-    const size_t off = (size_t)p * part_bytes;
-    const size_t n = p + 1 == parts ? bytes - off : part_bytes;
-    const int ranges = sg__nvtx_active();
-    if (ranges)
-      sg__nvtx_push(SG__NVTX_STAGE, "%s %s chunk %u", drain ? "drain" : "fill",
-                    label ? label : "", chunk);
-    const uint64_t t0 = spans.add ? sg__now_ns() : 0;
-    copy_part(w, job, dst + off, src + off, n);
-    if (spans.add) spans.add(spans.ctx, drain, node, chunk, n, t0, sg__now_ns(), copy_thread);
-    if (ranges) sg__nvtx_pop();
-    const unsigned next = claim_next(job);
-    /* After this count the job may be done and submitted again: nothing of
-     * it is read below but through `next`, which keeps it busy if it is a
-     * part. */
-    if (__atomic_add_fetch(&job->finished, 1u, __ATOMIC_ACQ_REL) == parts) {
-      last_part_done(w, job);
-      return;
-    }
-    if (next >= parts) return;
-    p = next;
-  }
-}
-
-/* Waits for a submission after the one `seen` counted (lock held on entry
- * and on return): spins first, without the lock, then sleeps. */
-static void idle_wait(sg__workers *w, unsigned long seen) {
-  if (w->spin_ns) {
-    sg__mutex_unlock(&w->lock);
-    const uint64_t start = sg__now_ns();
-    while (__atomic_load_n(&w->posted, __ATOMIC_ACQUIRE) == seen &&
-           sg__now_ns() - start < w->spin_ns)
-      sg__flag_spin();
-    sg__mutex_lock(&w->lock);
-    if (w->head || w->stopping) return;
-  }
-  w->sleepers++;
-  sg__cond_wait(&w->work, &w->lock);
-  w->sleepers--;
+  sg__mutex_unlock(&w->lock);
+  const int ranges = sg__nvtx_active();
+  if (ranges)
+    sg__nvtx_push(SG__NVTX_STAGE, "%s %s chunk %u", drain ? "drain" : "fill", label ? label : "",
+                  chunk);
+  const uint64_t t0 = spans.add ? sg__now_ns() : 0;
+  copy_part(w, job, dst, src, n);
+  if (spans.add) spans.add(spans.ctx, drain, node, chunk, n, t0, sg__now_ns(), copy_thread);
+  if (ranges) sg__nvtx_pop();
+  sg__mutex_lock(&w->lock);
+  finish(w, job);
 }
 
 static void *worker_main(void *arg) {
   sg__workers *w = arg;
   sg__mutex_lock(&w->lock);
-  while (!w->stopping) {
-    unsigned p;
-    sg__copy_job *job = take(w, &p);
-    if (job) {
-      sg__mutex_unlock(&w->lock);
-      copy_parts(w, job, p, 1);
-      sg__mutex_lock(&w->lock);
-    } else {
-      idle_wait(w, w->posted);
-    }
+  for (;;) {
+    while (!w->stopping && !w->head) sg__cond_wait(&w->work, &w->lock);
+    if (w->stopping) break;
+    sg__copy_job *job = w->head;
+    copy_one_part(w, job, 1);
   }
   sg__mutex_unlock(&w->lock);
   return NULL;
@@ -259,7 +200,6 @@ unsigned sg__workers_count(sg__workers *w) {
 void sg__workers_destroy(sg__workers *w) {
   sg__mutex_lock(&w->lock);
   w->stopping = 1;
-  __atomic_add_fetch(&w->posted, 1ul, __ATOMIC_RELEASE); /* spinning threads look */
   sg__cond_broadcast(&w->work);
   sg__mutex_unlock(&w->lock);
   for (unsigned i = 0; i < w->count; i++) sg__thread_join(w->threads[i]);
@@ -285,21 +225,16 @@ static void submit(sg__workers *w, sg__copy_job *job, void *dst, const void *src
   job->bytes = bytes;
   job->part_bytes = part;
   job->parts = parts;
+  job->claimed = job->finished = 0;
   job->next = NULL;
   job->signal = signal;
   job->signal_value = value;
   sg__mutex_lock(&w->lock);
-  /* Idle (not busy), so no thread touches the counts. */
-  __atomic_store_n(&job->claimed, 0u, __ATOMIC_RELAXED);
-  __atomic_store_n(&job->finished, 0u, __ATOMIC_RELAXED);
   job->busy = 1;
   job->queued = 1;
   if (w->tail) w->tail->next = job; else w->head = job;
   w->tail = job;
-  __atomic_add_fetch(&w->posted, 1ul, __ATOMIC_RELEASE);
-  if (w->sleepers) {
-    if (parts > 1) sg__cond_broadcast(&w->work); else sg__cond_signal(&w->work);
-  }
+  if (parts > 1) sg__cond_broadcast(&w->work); else sg__cond_signal(&w->work);
   sg__mutex_unlock(&w->lock);
 }
 
@@ -323,13 +258,8 @@ int sg__copy_idle(sg__workers *w, sg__copy_job *job) {
 void sg__copy_wait(sg__workers *w, sg__copy_job *job) {
   sg__mutex_lock(&w->lock);
   while (job->busy) {
-    /* A queued job's unclaimed parts are claimed under the lock. */
-    const unsigned p = job->queued ? claim_next(job) : job->parts;
-    if (p + 1 >= job->parts) unqueue(w, job);
-    if (p < job->parts) {
-      sg__mutex_unlock(&w->lock);
-      copy_parts(w, job, p, 0);
-      sg__mutex_lock(&w->lock);
+    if (job->claimed < job->parts) {
+      copy_one_part(w, job, 0);
     } else {
       sg__cond_wait(&w->done, &w->lock);
     }

@@ -32,15 +32,10 @@ typedef struct sg__copy_job {
   size_t bytes;
   size_t part_bytes;          /* every part but the last */
   unsigned parts;
-  /* Parts taken so far (may run past `parts`: a claim that does is no
-   * part) and parts copied. Accessed atomically (__atomic builtins): a
-   * thread that holds an unfinished part of a job claims its next part
-   * without the lock (workers.c says why that is safe). */
-  unsigned claimed;
-  unsigned finished;
-  int queued;                 /* 1 while in the queue (guarded by the lock) */
-  int busy;                   /* 1 from submission until every part is copied (guarded by the
-                                 lock) */
+  unsigned claimed;           /* parts taken so far (guarded by the workers' lock) */
+  unsigned finished;          /* parts copied */
+  int queued;                 /* 1 while some part is unclaimed */
+  int busy;                   /* 1 from submission until every part is copied */
   int nontemporal;            /* set before submitting: non-temporal stores for this job by
                                  default (sg__stage_nontemporal_default) */
   uint32_t *signal;           /* memop protocol: raised to signal_value once every part is
@@ -64,34 +59,17 @@ typedef struct sg__workers {
   pthread_t *threads;
   unsigned count, capacity;
   int stopping;
-  unsigned sleepers;          /* threads waiting on `work` (guarded by the lock) */
-  /* Bumped at each submission (atomically), read without the lock by idle
-   * threads that spin: a spinning thread takes the lock only when there is
-   * work. */
-  unsigned long posted;
-  uint64_t spin_ns;           /* how long an idle thread spins before it sleeps */
   int streaming;              /* large parts with non-temporal stores: 1 always, 0 never,
                                  -1 as each job says */
 } sg__workers;
 
 /* Initialises with no thread (SG_ERR_SYSTEM when a mutex or condition
- * cannot be made, message prefixed by `where`). An idle thread spins
- * SG__WORKER_SPIN_NS before it sleeps where the machine has
- * SG__WORKER_SPIN_MIN_CPUS CPUs or more (else it sleeps at once); the
- * environment variable SG_STAGING_SPIN_US, read here, sets the spin
- * instead (a tuning and diagnosis knob). Where the CPU has
+ * cannot be made, message prefixed by `where`). Where the CPU has
  * non-temporal stores, each job says whether it uses them
  * (sg__stage_nontemporal_default), unless the environment variable
  * SG_STAGING_NONTEMPORAL is "0" (never) or another value (always): a tuning
  * and diagnosis knob, read when the pool is made. */
 sg_status sg__workers_init(sg__workers *w, unsigned capacity, const char *where);
-/* A staged copy hands its threads a chunk every few tens of microseconds:
- * a thread woken from a condition costs about as much (and a woken group
- * queues on the lock), so between chunks they spin, about one chunk's DMA
- * at the default geometry. Fewer CPUs than this: a spinning thread would
- * take a CPU from the one that hands the work out. */
-#define SG__WORKER_SPIN_MIN_CPUS 8u
-#define SG__WORKER_SPIN_NS ((uint64_t)100 * 1000)
 /* Starts threads until `count` run (at most the capacity). */
 sg_status sg__workers_ensure(sg__workers *w, unsigned count, const char *where);
 /* Stops and joins the threads; no job may be queued or running. */
