@@ -32,6 +32,11 @@
 //  5. sweep: 64 MiB, 256 MiB, 1 GiB, both directions, under the memop
 //     protocol: chunk sizes, copy threads, store kinds, and the callback
 //     protocol's defaults, in interleaved rounds.
+//  7. by hand: the library's staged copy against a hand-written one
+//     (hand_staging.h: spinning threads, lock-free parts, the caller as
+//     conductor) at the library's defaults and three other geometries, both
+//     against pinned (target: the library >= 0.95x by hand); then the DMA's
+//     own rate while 0-12 host threads copy other memory.
 //  6. the host-copy ceiling (host_copy_ceiling.h): pageable <-> pinned
 //     copies with 1-16 threads, memcpy and non-temporal stores, cold and
 //     warm, alone and with the link busy; each row of section 1 against
@@ -64,6 +69,7 @@
 #endif
 
 #include "bench_check.h"
+#include "hand_staging.h"
 #include "host_copy_ceiling.h"
 #include "staging/tuning.h" /* internal: the defaults the library picks */
 #include "streamgraph/streamgraph.h"
@@ -603,6 +609,87 @@ void run_sweep(Buffers &b, const std::vector<size_t> &sizes, sg_pinned_pool *nt_
   }
 }
 
+// ---- 7. by hand ---------------------------------------------------------------------
+
+// The library's staged copy (streams mode) against the hand-written one
+// (hand_staging.h) at the same chunk size, ring depth, thread count and
+// store kind, and both against pinned, in interleaved rounds.
+struct HandRow {
+  size_t bytes;
+  bool h2d;
+  Choice got;
+  bool is_default;
+  double pinned, hand, library;
+};
+
+void measure_by_hand(Buffers &b, const std::vector<size_t> &sizes, sg_pinned_pool *nt_pool,
+                     sg_pinned_pool *plain_pool, std::vector<HandRow> *out, bool *ok) {
+  std::vector<std::unique_ptr<hand::Stager>> stagers(17);
+  auto stager = [&](unsigned threads) -> hand::Stager & {
+    // The caller copies too: threads - 1 more make `threads` copiers.
+    if (!stagers[threads]) stagers[threads].reset(new hand::Stager(threads - 1, 64 * MiB));
+    return *stagers[threads];
+  };
+  for (size_t bytes : sizes)
+    for (bool h2d : {true, false}) {
+      const bool nt = nontemporal_default(h2d, bytes);
+      std::vector<HandRow> group;
+      group.push_back({bytes, h2d, choose(h2d, bytes, true, 0, 0, nt), true, 0, 0, 0});
+      group.push_back({bytes, h2d, choose(h2d, bytes, true, 4 * MiB, 8, nt, 8), false, 0, 0, 0});
+      group.push_back({bytes, h2d, choose(h2d, bytes, true, 8 * MiB, 8, nt, 4), false, 0, 0, 0});
+      group.push_back({bytes, h2d, choose(h2d, bytes, true, 8 * MiB, 12, nt, 4), false, 0, 0, 0});
+      uint8_t *host = h2d ? b.page_in : b.page_out;
+      load_device(b, bytes);
+      Ends e = ends(b, h2d, host);
+      auto read_back = [&](const uint8_t *dst) {
+        if (!h2d) read_all(dst, bytes);
+      };
+      const int rounds = bytes >= 512 * MiB ? 3 : 7;
+      for (HandRow &r : group) {
+        const Choice &c = r.got;
+        hand::Stager &st = stager(std::min(16u, std::max(1u, c.threads)));
+        OneCopy lib(e.dst, e.src, bytes, SG_MODE_STREAMS, SG_STAGING_STAGE,
+                    c.nontemporal ? nt_pool : plain_pool, "memops", c.threads, c.chunk, c.ring);
+        auto by_hand = [&] { st.copy(h2d, host, b.dev, bytes, c.chunk, c.ring, c.nontemporal, b.stream); };
+        std::vector<double> got = interleaved_rates(
+            bytes, rounds,
+            {{[&] { pinned_copy(b, h2d, bytes); }, [&] { read_back(b.pinned); }},
+             {by_hand, [&] { read_back(host); }},
+             {[&] { lib.run(); }, [&] { read_back(host); }}});
+        r.pinned = got[0];
+        r.hand = got[1];
+        r.library = got[2];
+        // The hand-written copy, checked.
+        if (h2d) CK(cudaMemset(b.dev, 0, bytes));
+        else std::memset(b.page_out, 0xDD, bytes);
+        CK(cudaDeviceSynchronize());
+        by_hand();
+        const std::string what = "by hand " + size_name(bytes);
+        *ok &= h2d ? device_matches(b, bytes, what) : check(b.page_out, b.page_in, bytes, what);
+        out->push_back(r);
+      }
+    }
+}
+
+// The DMA's rate (64 MiB, pinned) while 0-12 host threads copy other memory.
+struct LoadRow {
+  bool h2d;
+  unsigned threads;
+  double gbps;
+};
+
+std::vector<LoadRow> measure_dma_under_load(Buffers &b) {
+  std::vector<LoadRow> rows;
+  const size_t bytes = 64 * MiB, load = 64 * MiB;
+  for (bool h2d : {true, false})
+    for (unsigned threads : {0u, 4u, 8u, 12u})
+      rows.push_back({h2d, threads,
+                      hand::dma_rate_under_load(h2d, b.pinned, b.dev, bytes, threads,
+                                                b.page_alt, b.pinned + b.big / 2, load, 9,
+                                                b.stream, now_s)});
+  return rows;
+}
+
 // ---- targets and output ---------------------------------------------------------------
 
 struct Target {
@@ -626,7 +713,7 @@ int main(int argc, char **argv) {
   const char *json_path = "staging_bench.json";
   int reps = 5;
   bool quick = false;
-  std::string sections = "123456";  // --sections 13: sections 1 and 3 only
+  std::string sections = "1234567";  // --sections 13: sections 1 and 3 only
   for (int i = 1; i < argc; i++) {
     if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
     else if (!std::strcmp(argv[i], "--quick")) quick = true;
@@ -744,9 +831,19 @@ int main(int argc, char **argv) {
   std::vector<size_t> sweep_sizes = {64 * MiB, big};
   if (big > 256 * MiB) sweep_sizes.insert(sweep_sizes.begin() + 1, 256 * MiB);
   if (runs('5')) run_sweep(b, sweep_sizes, nt_pool, plain_pool, &sweep, &ok);
+  const double sweep_s = now_s() - ts;
+
+  // 7. by hand (before section 6, which frees nothing these need)
+  ts = now_s();
+  std::vector<HandRow> by_hand;
+  std::vector<LoadRow> dma_load;
+  if (runs('7')) {
+    measure_by_hand(b, {64 * MiB, big}, nt_pool, plain_pool, &by_hand, &ok);
+    dma_load = measure_dma_under_load(b);
+  }
   SGK(sg_pinned_pool_destroy(plain_pool));
   SGK(sg_pinned_pool_destroy(nt_pool));
-  const double sweep_s = now_s() - ts;
+  const double by_hand_s = now_s() - ts;
 
   // 6. host-copy ceiling: into a pinned buffer of its own, while the busy
   // link reads or writes b.pinned.
@@ -824,6 +921,13 @@ int main(int argc, char **argv) {
                        auto_worst >= 0.95});
     targets.push_back({"direct route >= 0.95x the driver's own call, worst size", 0.95,
                        direct_worst, direct_worst >= 0.95});
+  }
+  for (const HandRow &h : by_hand) {
+    char what[120];
+    std::snprintf(what, sizeof what, "%s %s %.1f MiB x%u, %u thr: staged >= 0.95x by hand",
+                  h.h2d ? "H2D" : "D2H", size_name(h.bytes).c_str(), h.got.chunk / double(MiB),
+                  h.got.ring, h.got.threads);
+    targets.push_back({what, 0.95, h.library / h.hand, h.library / h.hand >= 0.95});
   }
   for (const LaunchRow &l : launches) {
     const double ratio = l.worst / l.steady;
@@ -912,6 +1016,25 @@ int main(int argc, char **argv) {
                 r.name.c_str(), alone->gbps, alone->threads, alone->nontemporal ? "nt" : "memcpy",
                 busy->gbps, busy->threads, busy->nontemporal ? "nt" : "memcpy", s / busy->gbps,
                 g / busy->gbps);
+  }
+
+  std::printf("\n7. by hand (%.1f s): the library's staged copy (streams mode) against a "
+              "hand-written one (bench/hand_staging.h) at the same geometry, GB/s; * = the "
+              "library's defaults\n", by_hand_s);
+  std::printf("  %-12s %6s %10s %5s %8s %-13s %8s %8s %8s %7s %7s %7s\n", "case", "chunks",
+              "chunk MiB", "ring", "threads", "stores", "pinned", "by hand", "library", "hand/p",
+              "lib/p", "lib/hand");
+  for (const HandRow &h : by_hand)
+    std::printf("%s %-12s %6u %10.2f %5u %8u %-13s %8.2f %8.2f %8.2f %7.3f %7.3f %7.3f\n",
+                h.is_default ? "*" : " ", ((h.h2d ? "H2D " : "D2H ") + size_name(h.bytes)).c_str(),
+                h.got.chunks, h.got.chunk / double(MiB), h.got.ring, h.got.threads,
+                h.got.nontemporal ? "non-temporal" : "memcpy", h.pinned, h.hand, h.library,
+                h.hand / h.pinned, h.library / h.pinned, h.library / h.hand);
+  if (!dma_load.empty()) {
+    std::printf("the DMA alone (64 MiB, pinned) while host threads copy other memory "
+                "(pageable -> pinned, non-temporal), GB/s:\n");
+    for (const LoadRow &l : dma_load)
+      std::printf("  %s, %2u threads copying: %6.2f\n", l.h2d ? "H2D" : "D2H", l.threads, l.gbps);
   }
 
   std::printf("\ntargets:\n");
@@ -1004,6 +1127,21 @@ int main(int argc, char **argv) {
                    p.busy ? "true" : "false", p.threads, p.nontemporal ? "non-temporal" : "memcpy",
                    p.gbps, i + 1 < host_ceiling.points.size() ? "," : "");
     }
+    std::fprintf(f, "  ],\n  \"by_hand\": [\n");
+    for (size_t i = 0; i < by_hand.size(); i++) {
+      const HandRow &h = by_hand[i];
+      std::fprintf(f,
+                   "    {\"bytes\": %zu, \"direction\": \"%s\", \"is_default\": %s, \"got\": %s, "
+                   "\"pinned_gbps\": %.3f, \"by_hand_gbps\": %.3f, \"library_gbps\": %.3f}%s\n",
+                   h.bytes, h.h2d ? "H2D" : "D2H", h.is_default ? "true" : "false",
+                   choice_json(h.got).c_str(), h.pinned, h.hand, h.library,
+                   i + 1 < by_hand.size() ? "," : "");
+    }
+    std::fprintf(f, "  ],\n  \"dma_under_host_copies\": [\n");
+    for (size_t i = 0; i < dma_load.size(); i++)
+      std::fprintf(f, "    {\"direction\": \"%s\", \"copy_threads\": %u, \"gbps\": %.3f}%s\n",
+                   dma_load[i].h2d ? "H2D" : "D2H", dma_load[i].threads, dma_load[i].gbps,
+                   i + 1 < dma_load.size() ? "," : "");
     std::fprintf(f, "  ],\n  \"targets\": [\n");
     for (size_t i = 0; i < targets.size(); i++)
       std::fprintf(f, "    {\"what\": \"%s\", \"want\": %.2f, \"got\": %.3f, \"met\": %s}%s\n",
