@@ -99,8 +99,8 @@ class Stager {
     std::memset(ring_, 0, ring_bytes);
     ring_bytes_ = ring_bytes;
     void *flags = nullptr;
-    HAND_CK(cudaHostAlloc(&flags, 4096, cudaHostAllocMapped | cudaHostAllocPortable));
-    std::memset(flags, 0, 4096);
+    HAND_CK(cudaHostAlloc(&flags, 8192, cudaHostAllocMapped | cudaHostAllocPortable));
+    std::memset(flags, 0, 8192);
     flags_ = static_cast<volatile uint32_t *>(flags);
     for (unsigned t = 0; t < threads_; t++) pool_.emplace_back([this] { thread_main(); });
   }
