@@ -32,22 +32,22 @@
 //  5. sweep: 64 MiB, 256 MiB, 1 GiB, both directions, under the memop
 //     protocol: chunk sizes, copy threads, store kinds, and the callback
 //     protocol's defaults, in interleaved rounds.
+//  6. the host-copy ceiling (host_copy_ceiling.h): pageable <-> pinned
+//     copies with 1-16 threads, memcpy and non-temporal stores, cold and
+//     warm, alone and with the link busy; each row of section 1 against
+//     the best of them with the link busy (target: staged >= 0.95x it).
 //  7. by hand: the library's staged copy against a hand-written one
 //     (hand_staging.h: spinning threads, lock-free parts, the caller as
 //     conductor) at the library's defaults and three other geometries, both
 //     against pinned (target: the library >= 0.95x by hand); then the DMA's
 //     own rate while 0-12 host threads copy other memory.
-//  6. the host-copy ceiling (host_copy_ceiling.h): pageable <-> pinned
-//     copies with 1-16 threads, memcpy and non-temporal stores, cold and
-//     warm, alone and with the link busy; each row of section 1 against
-//     the best of them with the link busy (target: staged >= 0.95x it).
 // Medians of interleaved rounds (one run of each case per round), so that
 // drift in the machine's state hits the cases alike. GB/s; ratios; targets
 // printed beside the figures; JSON with all of it.
 //
 // Usage: staging_bench [out.json] [--reps N] [--quick] [--sections DIGITS]
 // (--sections 13 measures sections 1 and 3 only; the others print empty)
-// Exit status 1 if a copy came out wrong. About 2-3 minutes on the H200
+// Exit status 1 if a copy came out wrong. About 4 minutes on the H200
 // host (each section prints its time).
 #include <cuda_runtime.h>
 
@@ -833,7 +833,7 @@ int main(int argc, char **argv) {
   if (runs('5')) run_sweep(b, sweep_sizes, nt_pool, plain_pool, &sweep, &ok);
   const double sweep_s = now_s() - ts;
 
-  // 7. by hand (before section 6, which frees nothing these need)
+  // 7. by hand: measured here, with the sweep's pools of each store kind
   ts = now_s();
   std::vector<HandRow> by_hand;
   std::vector<LoadRow> dma_load;
