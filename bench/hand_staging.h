@@ -163,6 +163,32 @@ class Stager {
     HAND_CK(cudaStreamSynchronize(stream));
   }
 
+  // The device side alone: `bytes` between the ring's first slot and `dev`
+  // in chunks of `chunk`, each behind its wait (already satisfied) and
+  // followed by its flag write, as the program runs them when the host
+  // side is never late. With `memops` false, the same chunks as plain
+  // copies. Returns once they have run.
+  void device_side(bool h2d, uint8_t *dev, size_t bytes, size_t chunk, bool memops,
+                   cudaStream_t stream) {
+    if (chunk > ring_bytes_) fail("chunk too large", 0);
+    CUstream s = reinterpret_cast<CUstream>(stream);
+    const uint32_t ready0 = *ready_flag(0), done = *done_flag();
+    *ready_flag(0) = 0x7fffffffu;  // every wait below accepts it
+    for (size_t off = 0, k = 0; off < bytes; off += chunk, k++) {
+      const size_t len = std::min(chunk, bytes - off);
+      CUresult r = CUDA_SUCCESS;
+      if (memops) r = wait_(s, device_ptr(ready_flag(0)), 1, CU_STREAM_WAIT_VALUE_GEQ);
+      if (r != CUDA_SUCCESS) fail("cuStreamWaitValue32", (int)r);
+      HAND_CK(cudaMemcpyAsync(h2d ? dev + off : ring_, h2d ? ring_ : dev + off, len,
+                              h2d ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, stream));
+      if (memops) r = write_(s, device_ptr(done_flag()), (cuuint32_t)k, CU_STREAM_WRITE_VALUE_DEFAULT);
+      if (r != CUDA_SUCCESS) fail("cuStreamWriteValue32", (int)r);
+    }
+    HAND_CK(cudaStreamSynchronize(stream));
+    *ready_flag(0) = ready0;  // copies' waits go on from the values they left
+    *done_flag() = done;
+  }
+
  private:
   struct Job {
     bool h2d, nontemporal;

@@ -40,7 +40,9 @@
 //     (hand_staging.h: spinning threads, lock-free parts, the caller as
 //     conductor) at the library's defaults and three other geometries, both
 //     against pinned (target: the library >= 0.95x by hand); then the DMA's
-//     own rate while 0-12 host threads copy other memory.
+//     own rate while 0-12 host threads copy other memory, and the device
+//     side alone (pinned chunks with and without each chunk's wait and
+//     flag write: what a chunk costs the device).
 // Medians of interleaved rounds (one run of each case per round), so that
 // drift in the machine's state hits the cases alike. GB/s; ratios; targets
 // printed beside the figures; JSON with all of it.
@@ -690,6 +692,30 @@ std::vector<LoadRow> measure_dma_under_load(Buffers &b) {
   return rows;
 }
 
+// The device side of the program alone, 64 MiB from or to the ring's
+// first slot: chunks as plain copies, and with each chunk's wait (already
+// satisfied) and flag write; what a chunk costs the device.
+struct DeviceSideRow {
+  bool h2d;
+  size_t chunk;
+  double plain, memops; // GB/s
+};
+
+std::vector<DeviceSideRow> measure_device_side(Buffers &b) {
+  std::vector<DeviceSideRow> rows;
+  const size_t bytes = 64 * MiB;
+  hand::Stager st(0, bytes);
+  for (bool h2d : {true, false})
+    for (size_t chunk : {64 * MiB, 8 * MiB, 4 * MiB, 2 * MiB, 1 * MiB}) {
+      std::vector<double> got = interleaved_rates(
+          bytes, 9,
+          {{[&] { st.device_side(h2d, b.dev, bytes, chunk, false, b.stream); }, {}},
+           {[&] { st.device_side(h2d, b.dev, bytes, chunk, true, b.stream); }, {}}});
+      rows.push_back({h2d, chunk, got[0], got[1]});
+    }
+  return rows;
+}
+
 // ---- targets and output ---------------------------------------------------------------
 
 struct Target {
@@ -837,9 +863,11 @@ int main(int argc, char **argv) {
   ts = now_s();
   std::vector<HandRow> by_hand;
   std::vector<LoadRow> dma_load;
+  std::vector<DeviceSideRow> device_side;
   if (runs('7')) {
     measure_by_hand(b, {64 * MiB, big}, nt_pool, plain_pool, &by_hand, &ok);
     dma_load = measure_dma_under_load(b);
+    device_side = measure_device_side(b);
   }
   SGK(sg_pinned_pool_destroy(plain_pool));
   SGK(sg_pinned_pool_destroy(nt_pool));
@@ -1036,6 +1064,16 @@ int main(int argc, char **argv) {
     for (const LoadRow &l : dma_load)
       std::printf("  %s, %2u threads copying: %6.2f\n", l.h2d ? "H2D" : "D2H", l.threads, l.gbps);
   }
+  if (!device_side.empty()) {
+    std::printf("the device side alone, 64 MiB pinned in chunks, GB/s: plain copies, and with the "
+                "program's wait and flag write per chunk (us per chunk over plain)\n");
+    for (const DeviceSideRow &d : device_side) {
+      const double chunks = double(64 * MiB) / d.chunk;
+      const double extra_us = (64 * MiB / d.memops - 64 * MiB / d.plain) / 1e3 / chunks;
+      std::printf("  %s %5.1f MiB chunks: %6.2f %6.2f (%+.2f us)\n", d.h2d ? "H2D" : "D2H",
+                  d.chunk / double(MiB), d.plain, d.memops, extra_us);
+    }
+  }
 
   std::printf("\ntargets:\n");
   for (const Target &t : targets)
@@ -1142,6 +1180,12 @@ int main(int argc, char **argv) {
       std::fprintf(f, "    {\"direction\": \"%s\", \"copy_threads\": %u, \"gbps\": %.3f}%s\n",
                    dma_load[i].h2d ? "H2D" : "D2H", dma_load[i].threads, dma_load[i].gbps,
                    i + 1 < dma_load.size() ? "," : "");
+    std::fprintf(f, "  ],\n  \"device_side\": [\n");
+    for (size_t i = 0; i < device_side.size(); i++)
+      std::fprintf(f, "    {\"direction\": \"%s\", \"chunk_bytes\": %zu, \"plain_gbps\": %.3f, "
+                   "\"memops_gbps\": %.3f}%s\n",
+                   device_side[i].h2d ? "H2D" : "D2H", device_side[i].chunk, device_side[i].plain,
+                   device_side[i].memops, i + 1 < device_side.size() ? "," : "");
     std::fprintf(f, "  ],\n  \"targets\": [\n");
     for (size_t i = 0; i < targets.size(); i++)
       std::fprintf(f, "    {\"what\": \"%s\", \"want\": %.2f, \"got\": %.3f, \"met\": %s}%s\n",
