@@ -142,18 +142,16 @@ class Stager {
       epoch_++;
     }
     wake_.notify_all();
-    enqueue_program(h2d, dev, stream);
     const uint64_t parts = job_.parts;
-    if (h2d) {
-      for (uint32_t k = 0; k < n; k++) {
-        if (k >= ring) wait_flag(done_flag(), gen_ + k - ring + 1);
-        posted_.fetch_add(parts, std::memory_order_release);
-      }
-    } else {
-      for (uint32_t k = 0; k < n; k++) {
-        wait_flag(done_flag(), gen_ + k + 1);
-        posted_.fetch_add(parts, std::memory_order_release);
-      }
+    uint32_t k = 0;
+    // Host->device, the first fills need no slot freed: they start while
+    // the program is being queued.
+    for (; h2d && k < std::min(n, ring); k++) posted_.fetch_add(parts, std::memory_order_release);
+    enqueue_program(h2d, dev, stream);
+    for (; k < n; k++) {
+      if (h2d) wait_flag(done_flag(), gen_ + k - ring + 1);  // the slot's last DMA is done
+      else wait_flag(done_flag(), gen_ + k + 1);              // chunk k has landed
+      posted_.fetch_add(parts, std::memory_order_release);
     }
     while (claimed_.load(std::memory_order_relaxed) < posted_.load(std::memory_order_relaxed))
       help();
@@ -181,7 +179,8 @@ class Stager {
       if (r != CUDA_SUCCESS) fail("cuStreamWaitValue32", (int)r);
       HAND_CK(cudaMemcpyAsync(h2d ? dev + off : ring_, h2d ? ring_ : dev + off, len,
                               h2d ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, stream));
-      if (memops) r = write_(s, device_ptr(done_flag()), (cuuint32_t)k, CU_STREAM_WRITE_VALUE_DEFAULT);
+      if (memops)
+        r = write_(s, device_ptr(done_flag()), (cuuint32_t)k, CU_STREAM_WRITE_VALUE_DEFAULT);
       if (r != CUDA_SUCCESS) fail("cuStreamWriteValue32", (int)r);
     }
     HAND_CK(cudaStreamSynchronize(stream));
@@ -211,7 +210,8 @@ class Stager {
       const size_t off = (size_t)k * j.chunk, len = std::min(j.chunk, j.bytes - off);
       uint8_t *slot = ring_ + (size_t)(k % j.ring) * j.chunk;
       CUresult r = CUDA_SUCCESS;
-      if (h2d) r = wait_(s, device_ptr(ready_flag(k % j.ring)), j.gen + k + 1, CU_STREAM_WAIT_VALUE_GEQ);
+      if (h2d)
+        r = wait_(s, device_ptr(ready_flag(k % j.ring)), j.gen + k + 1, CU_STREAM_WAIT_VALUE_GEQ);
       else if (k >= j.ring)
         r = wait_(s, device_ptr(ready_flag(k % j.ring)), j.gen + k - j.ring + 1,
                   CU_STREAM_WAIT_VALUE_GEQ);

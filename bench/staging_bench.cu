@@ -652,7 +652,9 @@ void measure_by_hand(Buffers &b, const std::vector<size_t> &sizes, sg_pinned_poo
         hand::Stager &st = stager(std::min(16u, std::max(1u, c.threads)));
         OneCopy lib(e.dst, e.src, bytes, SG_MODE_STREAMS, SG_STAGING_STAGE,
                     c.nontemporal ? nt_pool : plain_pool, "memops", c.threads, c.chunk, c.ring);
-        auto by_hand = [&] { st.copy(h2d, host, b.dev, bytes, c.chunk, c.ring, c.nontemporal, b.stream); };
+        auto by_hand = [&] {
+          st.copy(h2d, host, b.dev, bytes, c.chunk, c.ring, c.nontemporal, b.stream);
+        };
         std::vector<double> got = interleaved_rates(
             bytes, rounds,
             {{[&] { pinned_copy(b, h2d, bytes); }, [&] { read_back(b.pinned); }},
