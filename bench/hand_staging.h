@@ -6,8 +6,8 @@
 // parts; and on the device the program the library's memop protocol runs
 // (wait for a slot's `ready`, DMA, write `done`). It knows nothing of
 // graphs, launches queued ahead, faults or other copies sharing the
-// threads, so its rate is the floor for the library's general engine at the
-// same chunk size, ring depth and thread count.
+// threads: its rate is what the library's general engine should match at
+// the same chunk size, ring depth and thread count.
 //
 // Also here: the DMA's own rate while host threads copy other memory, which
 // is what bounds any staged copy on a host whose memory the two share.
