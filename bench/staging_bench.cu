@@ -73,7 +73,8 @@
 #include "bench_check.h"
 #include "hand_staging.h"
 #include "host_copy_ceiling.h"
-#include "staging/tuning.h" /* internal: the defaults the library picks */
+#include "staging/policy.h" /* internal: the geometry the library picks */
+#include "staging/tuning.h"
 #include "streamgraph/streamgraph.h"
 
 extern "C" int sg__staging_cuda_memops_supported(int device); // src/cuda/staged_memops.c
@@ -526,17 +527,14 @@ bool nontemporal_default(bool h2d, size_t bytes) {
 
 Choice choose(bool h2d, size_t bytes, bool memops, size_t chunk, unsigned threads,
               bool nontemporal, unsigned ring = 0) {
+  sg__stage_geometry g;
+  sg__route_geometry(chunk, ring, threads, memops, h2d, bytes,
+                     static_cast<unsigned>(sysconf(_SC_NPROCESSORS_ONLN)), &g);
   Choice c;
-  c.chunk = chunk ? chunk
-                  : memops ? sg__stage_auto_chunk_memops(h2d, bytes) : sg__stage_auto_chunk(h2d, bytes);
-  size_t least = (bytes + 1023) / 1024; // SG__STAGE_MAX_CHUNKS
-  if (c.chunk < least) c.chunk = least;
-  if (c.chunk > bytes) c.chunk = bytes;
-  c.chunks = static_cast<unsigned>((bytes + c.chunk - 1) / c.chunk);
-  c.ring = std::min(ring ? ring : 4u, c.chunks); // ring_depth default 4
-  c.threads = threads ? threads
-                      : sg__stage_default_threads(h2d, bytes, static_cast<unsigned>(
-                                                                  sysconf(_SC_NPROCESSORS_ONLN)));
+  c.chunk = g.chunk;
+  c.chunks = g.chunks;
+  c.ring = g.ring;
+  c.threads = g.parts;
   c.nontemporal = nontemporal;
   return c;
 }
@@ -578,7 +576,7 @@ void run_sweep(Buffers &b, const std::vector<size_t> &sizes, sg_pinned_pool *nt_
       add(true, 0, 0, !nt);
       for (size_t chunk : {1 * MiB, 2 * MiB, 4 * MiB, 8 * MiB, 16 * MiB})
         if (chunk < bytes) add(true, chunk, 0, nt);
-      for (unsigned threads : {4u, 8u, 16u}) add(true, 0, threads, nt);
+      for (unsigned threads : {4u, 8u, 12u, 16u}) add(true, 0, threads, nt);
       add(false, 0, 0, nt); // the callback protocol's defaults
       // Rings small enough to stay in the last-level cache, written with
       // plain stores: the DMA may then read (or the drain find) a chunk in
@@ -636,9 +634,18 @@ void measure_by_hand(Buffers &b, const std::vector<size_t> &sizes, sg_pinned_poo
     for (bool h2d : {true, false}) {
       const bool nt = nontemporal_default(h2d, bytes);
       std::vector<HandRow> group;
+      // The defaults; more threads at the same chunks and ring; larger
+      // chunks in a ring of 4 with more threads, the geometry the memop
+      // defaults are chosen over (the callback protocol's defaults: 64 MiB
+      // in 6 or 4 chunks, 1 GiB in 16 MiB chunks with every CPU, at most
+      // 16); 8 MiB chunks in a ring of 4.
+      const size_t adaptive = sg__stage_auto_chunk(h2d, bytes);
+      const unsigned adaptive_threads = sg__stage_default_threads(
+          h2d, bytes, static_cast<unsigned>(sysconf(_SC_NPROCESSORS_ONLN)));
       group.push_back({bytes, h2d, choose(h2d, bytes, true, 0, 0, nt), true, 0, 0, 0});
-      group.push_back({bytes, h2d, choose(h2d, bytes, true, 4 * MiB, 8, nt, 8), false, 0, 0, 0});
-      group.push_back({bytes, h2d, choose(h2d, bytes, true, 8 * MiB, 8, nt, 4), false, 0, 0, 0});
+      group.push_back({bytes, h2d, choose(h2d, bytes, true, 4 * MiB, 12, nt, 8), false, 0, 0, 0});
+      group.push_back({bytes, h2d, choose(h2d, bytes, true, adaptive, adaptive_threads, nt, 4),
+                       false, 0, 0, 0});
       group.push_back({bytes, h2d, choose(h2d, bytes, true, 8 * MiB, 12, nt, 4), false, 0, 0, 0});
       uint8_t *host = h2d ? b.page_in : b.page_out;
       load_device(b, bytes);

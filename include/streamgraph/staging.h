@@ -78,15 +78,18 @@ typedef enum sg_staging_policy {
 typedef struct sg_staging_options {
   sg_staging_policy policy;
   sg_pinned_pool *pool;       /* NULL: the process-wide default pool */
-  size_t chunk_bytes;         /* 0: adapted to each copy's size, direction and protocol,
-                                 1 to 16 MiB. Memop protocol (the default where the device
-                                 has it): 64 MiB in 5.8 MiB chunks host->device and
-                                 10.7 MiB device->host, 1 GiB in 16 MiB. Callback protocol: 64 MiB in 10.7 MiB chunks
-                                 host->device, 16 MiB device->host; 1 GiB in 16 MiB; 8 MiB
-                                 or less in one or two chunks (docs/staging.md) */
-  unsigned ring_depth;        /* pinned chunks in flight per staged copy; 0: 4 */
-  unsigned copy_threads;      /* host threads splitting each chunk's copy; 0: three quarters
-                                 of the CPUs, at most 12 */
+  size_t chunk_bytes;         /* 0: adapted to each copy's size, direction and protocol.
+                                 Memop protocol (the default where the device has it):
+                                 1 to 4 MiB; 4 MiB chunks from about 31 MiB host->device
+                                 and 10 MiB device->host. Callback protocol: 1 to 16 MiB;
+                                 64 MiB in 10.7 MiB chunks host->device, 16 MiB
+                                 device->host; 1 GiB in 16 MiB (docs/staging.md) */
+  unsigned ring_depth;        /* pinned chunks in flight per staged copy; 0: 8 for the
+                                 copies that get 4 MiB memop chunks, else 4 */
+  unsigned copy_threads;      /* host threads splitting each chunk's copy; 0: half the CPUs,
+                                 at most 8, for the copies that get 4 MiB memop chunks;
+                                 else three quarters of the CPUs, at most 12 (every CPU,
+                                 at most 16, from 128 MiB under callbacks) */
   size_t auto_min_bytes;      /* AUTO: smaller copies use the driver's path; 0: the
                                  measured default, 1 MiB in both directions and under both
                                  protocols */

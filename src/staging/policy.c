@@ -54,12 +54,17 @@ sg__route_choice sg__route_choose(const sg__route_facts *f) {
 void sg__route_geometry(size_t chunk_bytes, unsigned ring_depth, unsigned copy_threads,
                         int memops, int to_device, size_t bytes, unsigned cpus,
                         sg__stage_geometry *g) {
+  const int long_copy = memops && sg__stage_memops_long(to_device, bytes);
   size_t chunk = chunk_bytes ? chunk_bytes
                  : memops    ? sg__stage_auto_chunk_memops(to_device, bytes)
                              : sg__stage_auto_chunk(to_device, bytes);
-  unsigned threads =
-      copy_threads ? copy_threads : sg__stage_default_threads(to_device, bytes, cpus);
-  sg__stage_geometry_make(bytes, chunk, ring_depth, threads, g);
+  unsigned ring = ring_depth  ? ring_depth
+                  : long_copy ? SG__STAGE_MEMOPS_LONG_RING
+                              : SG__STAGE_DEFAULT_RING;
+  unsigned threads = copy_threads ? copy_threads
+                     : long_copy  ? sg__stage_memops_long_threads(cpus)
+                                  : sg__stage_default_threads(to_device, bytes, cpus);
+  sg__stage_geometry_make(bytes, chunk, ring, threads, g);
 }
 
 size_t sg__route_reg_piece(size_t len) {

@@ -102,8 +102,8 @@ sg__route_choice sg__route_choose(const sg__route_facts *facts);
 size_t sg__route_reg_piece(size_t len);
 
 /* A staged copy's geometry: the options' chunk size, ring depth and copy
- * threads (0: the default of tuning.h for the copy's size, direction and
- * `memops` protocol, on `cpus` CPUs). */
+ * threads (each 0: the default of tuning.h for the copy's size, direction
+ * and `memops` protocol, on `cpus` CPUs). */
 void sg__route_geometry(size_t chunk_bytes, unsigned ring_depth, unsigned copy_threads,
                         int memops, int to_device, size_t bytes, unsigned cpus,
                         sg__stage_geometry *g);

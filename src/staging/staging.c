@@ -12,7 +12,6 @@
 #include "staging/stage_conductor.h"
 #include "staging/tuning.h"
 
-#define DEFAULT_RING_DEPTH 4u
 #define DEFAULT_REGISTER_AFTER 2u
 #define MAX_RING_DEPTH 64u
 #define MAX_COPY_THREADS 64u
@@ -354,7 +353,7 @@ sg_status sg__staging_create(const sg_staging_options *o, const sg__stage_mem *m
   st->policy = o->policy;
   st->requested = o->pool;
   st->chunk_bytes = o->chunk_bytes;
-  st->ring_depth = o->ring_depth ? o->ring_depth : DEFAULT_RING_DEPTH;
+  st->ring_depth = o->ring_depth; /* 0: the copy's default (policy.h) */
   st->copy_threads = o->copy_threads;
   st->min_bytes = o->auto_min_bytes;
   st->register_after = o->auto_register_after ? o->auto_register_after : DEFAULT_REGISTER_AFTER;

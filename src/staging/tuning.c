@@ -19,9 +19,11 @@
  * benchmark's chunk sweep under this protocol (1 to 16 MiB chunks at 64
  * MiB and 256 MiB, bench/RESULTS.md) fits o at about 14 us host->device
  * and 40 us device->host, where the conductor sees `done` only after the
- * DMA and its drain starts then; r as above. 64 MiB then goes in 11 chunks
- * of 5.8 MiB host->device and 6 of 10.7 MiB device->host, 1 GiB in 16 MiB
- * chunks both ways. */
+ * DMA and its drain starts then; r as above. 4 MiB then goes in 3 chunks
+ * host->device and 2 device->host. Where the rule would give chunks above
+ * SG__STAGE_MEMOPS_LONG_CHUNK (host->device from about 31 MiB,
+ * device->host from about 10 MiB) the copy is long: 4 MiB chunks, a deeper
+ * ring and fewer threads (tuning.h). */
 #define MEMOPS_H2D_OVERHEAD_TIMES_RATE ((uint64_t)14 * 38800)
 #define MEMOPS_D2H_OVERHEAD_TIMES_RATE ((uint64_t)40 * 41200)
 
@@ -34,10 +36,10 @@ static uint64_t isqrt(uint64_t n) {
   return lo;
 }
 
-/* sqrt(bytes * k) between the bounds, split evenly (k = o * r). */
-static size_t chunk_for(uint64_t k, size_t bytes) {
+/* sqrt(bytes * k) between the bounds (max the upper one), split evenly
+ * (k = o * r). */
+static size_t chunk_for(uint64_t k, size_t bytes, uint64_t max) {
   if (bytes <= SG__STAGE_MIN_AUTO_CHUNK) return bytes ? bytes : 1;
-  uint64_t max = SG__STAGE_MAX_AUTO_CHUNK;
   /* sqrt(bytes * k); a product that would overflow is far beyond max. */
   uint64_t best = (uint64_t)bytes > UINT64_MAX / k ? max : isqrt((uint64_t)bytes * k);
   if (best < SG__STAGE_MIN_AUTO_CHUNK) best = SG__STAGE_MIN_AUTO_CHUNK;
@@ -55,12 +57,34 @@ static size_t chunk_for(uint64_t k, size_t bytes) {
 }
 
 size_t sg__stage_auto_chunk(int to_device, size_t bytes) {
-  return chunk_for(to_device ? H2D_OVERHEAD_TIMES_RATE : D2H_OVERHEAD_TIMES_RATE, bytes);
+  return chunk_for(to_device ? H2D_OVERHEAD_TIMES_RATE : D2H_OVERHEAD_TIMES_RATE, bytes,
+                   SG__STAGE_MAX_AUTO_CHUNK);
+}
+
+static uint64_t memops_k(int to_device) {
+  return to_device ? MEMOPS_H2D_OVERHEAD_TIMES_RATE : MEMOPS_D2H_OVERHEAD_TIMES_RATE;
 }
 
 size_t sg__stage_auto_chunk_memops(int to_device, size_t bytes) {
-  return chunk_for(to_device ? MEMOPS_H2D_OVERHEAD_TIMES_RATE : MEMOPS_D2H_OVERHEAD_TIMES_RATE,
-                   bytes);
+  return chunk_for(memops_k(to_device), bytes, SG__STAGE_MEMOPS_LONG_CHUNK);
+}
+
+/* Long: sqrt(bytes * k) > the long chunk, the point where chunk_for caps. */
+int sg__stage_memops_long(int to_device, size_t bytes) {
+  const uint64_t cap = SG__STAGE_MEMOPS_LONG_CHUNK;
+  return (uint64_t)bytes > cap * cap / memops_k(to_device);
+}
+
+/* Half the CPUs, at most 8. Section 7 of staging_bench (bench/RESULTS.md,
+ * runs 26-27) compared 4 MiB chunks in a ring of 8 with 8 threads against
+ * the adaptive chunk (up to 16 MiB) in a ring of 4 with 12 or 16 threads:
+ * ahead at 1 GiB host->device in every run (4-20%) and at 64 MiB
+ * device->host (2-8%), even elsewhere. Fewer threads also slow the DMA
+ * less: while 8 host threads copy, a pinned DMA runs at 31-36 GB/s, while
+ * 12 do, at 22-27 (docs/staging.md). */
+unsigned sg__stage_memops_long_threads(unsigned cpus) {
+  unsigned n = cpus / 2;
+  return n < 1 ? 1 : n > 8 ? 8 : n;
 }
 
 size_t sg__stage_auto_min_bytes(int memops, int to_device) {
@@ -73,11 +97,12 @@ size_t sg__stage_auto_min_bytes(int memops, int to_device) {
  * and 16 added nothing (docs/staging.md, `copy_threads`); a quarter of the
  * CPUs stays with the application while a copy runs, and a 2-CPU machine
  * gets one thread (plus the callback thread, which copies the parts nobody
- * has claimed). Under the memop protocol a copy of 256 MiB or 1 GiB went
- * faster with 16 threads than with 12 in every sweep of the H200 host, both
- * directions (by 1-14%, bench/RESULTS.md run 17), where 64 MiB gained
- * nothing: large copies take every CPU, at most 16. The threads work only
- * while a staged copy runs. */
+ * has claimed). With chunks of up to 16 MiB a copy of 256 MiB or 1 GiB
+ * went faster with 16 threads than with 12 in every sweep of the H200 host,
+ * both directions (by 1-14%, bench/RESULTS.md run 17), where 64 MiB gained
+ * nothing: large copies take every CPU, at most 16. (Under the memop
+ * protocol such copies are long and take sg__stage_memops_long_threads.)
+ * The threads work only while a staged copy runs. */
 unsigned sg__stage_default_threads(int to_device, size_t bytes, unsigned cpus) {
   (void)to_device; /* the same in both directions, by the measurements */
   if (bytes >= SG__STAGE_ALL_THREADS_BYTES) return cpus < 1 ? 1 : cpus > 16 ? 16 : cpus;

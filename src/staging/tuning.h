@@ -31,8 +31,21 @@ extern "C" {
 size_t sg__stage_auto_chunk(int to_device, size_t bytes);
 /* The same under the memop protocol, whose per-chunk cost is a few
  * microseconds instead of a host callback's ~100 (tuning.c): smaller
- * chunks, so the pipeline fills and drains sooner. */
+ * chunks, so the pipeline fills and drains sooner, at most
+ * SG__STAGE_MEMOPS_LONG_CHUNK. */
 size_t sg__stage_auto_chunk_memops(int to_device, size_t bytes);
+
+/* Under the memop protocol a copy is long when the rule above would give it
+ * chunks larger than SG__STAGE_MEMOPS_LONG_CHUNK: it goes in chunks of
+ * that size, in a ring of SG__STAGE_MEMOPS_LONG_RING slots, with
+ * sg__stage_memops_long_threads copy threads (each where its option is 0;
+ * tuning.c has the measurements). Other copies keep a ring of
+ * SG__STAGE_DEFAULT_RING and sg__stage_default_threads. */
+#define SG__STAGE_MEMOPS_LONG_CHUNK ((size_t)4 << 20)
+#define SG__STAGE_MEMOPS_LONG_RING 8u
+#define SG__STAGE_DEFAULT_RING 4u
+int sg__stage_memops_long(int to_device, size_t bytes);
+unsigned sg__stage_memops_long_threads(unsigned cpus);
 
 /* auto_min_bytes when the option is 0: below it SG_STAGING_AUTO takes the
  * driver's pageable path in streams mode. Under the callback protocol a

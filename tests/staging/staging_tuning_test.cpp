@@ -25,20 +25,42 @@ TEST(StagingTuning, ChunkSizesOfTheBenchmarkCases) {
 
 // The memop protocol pays less per chunk than a callback: chunks no larger,
 // so its pipeline fills and drains sooner; nothing goes below 1 MiB or
-// above 16 MiB.
+// above the long chunk of 4 MiB.
 TEST(StagingTuning, MemopChunksAreSmaller) {
   for (int to_device : {0, 1})
     for (size_t bytes : {4 * MiB, 64 * MiB, 256 * MiB}) {
       size_t m = sg__stage_auto_chunk_memops(to_device, bytes);
       EXPECT_LE(m, sg__stage_auto_chunk(to_device, bytes)) << bytes;
       EXPECT_GE(m, SG__STAGE_MIN_AUTO_CHUNK) << bytes;
+      EXPECT_LE(m, SG__STAGE_MEMOPS_LONG_CHUNK) << bytes;
     }
-  EXPECT_EQ(chunks_of(64 * MiB, sg__stage_auto_chunk_memops(1, 64 * MiB)), 11u);
-  EXPECT_EQ(chunks_of(64 * MiB, sg__stage_auto_chunk_memops(0, 64 * MiB)), 6u);
   EXPECT_EQ(chunks_of(4 * MiB, sg__stage_auto_chunk_memops(1, 4 * MiB)), 3u);
-  EXPECT_EQ(chunks_of(1024 * MiB, sg__stage_auto_chunk_memops(1, 1024 * MiB)), 64u);
-  EXPECT_EQ(sg__stage_auto_chunk_memops(1, size_t(64) << 30), 16 * MiB);
+  EXPECT_EQ(chunks_of(4 * MiB, sg__stage_auto_chunk_memops(0, 4 * MiB)), 2u);
+  EXPECT_EQ(sg__stage_auto_chunk_memops(1, 64 * MiB), 4 * MiB);
+  EXPECT_EQ(sg__stage_auto_chunk_memops(0, 64 * MiB), 4 * MiB);
+  EXPECT_EQ(sg__stage_auto_chunk_memops(1, 1024 * MiB), 4 * MiB);
+  EXPECT_EQ(sg__stage_auto_chunk_memops(1, size_t(64) << 30), 4 * MiB);
   EXPECT_EQ(sg__stage_auto_chunk_memops(0, 1 * MiB), 1 * MiB);
+}
+
+// A memop copy is long exactly where its adaptive chunk reaches the 4 MiB
+// cap: host->device from about 31 MiB, device->host from about 10 MiB.
+TEST(StagingTuning, LongMemopCopiesAreWhereTheChunkIsCapped) {
+  for (int to_device : {0, 1}) {
+    size_t first = 0;
+    for (size_t bytes = 1 * MiB; bytes <= 64 * MiB && !first; bytes += 64 * KiB)
+      if (sg__stage_memops_long(to_device, bytes)) first = bytes;
+    ASSERT_NE(first, 0u) << to_device;
+    EXPECT_EQ(first, to_device ? 30 * MiB + 960 * KiB : 10 * MiB + 192 * KiB) << to_device;
+    EXPECT_FALSE(sg__stage_memops_long(to_device, first - 64 * KiB));
+    EXPECT_TRUE(sg__stage_memops_long(to_device, SIZE_MAX));
+  }
+  // Half the CPUs, at most 8, at least 1.
+  EXPECT_EQ(sg__stage_memops_long_threads(1), 1u);
+  EXPECT_EQ(sg__stage_memops_long_threads(2), 1u);
+  EXPECT_EQ(sg__stage_memops_long_threads(6), 3u);
+  EXPECT_EQ(sg__stage_memops_long_threads(16), 8u);
+  EXPECT_EQ(sg__stage_memops_long_threads(128), 8u);
 }
 
 // AUTO's threshold before the protocol is known is the memop default of the
@@ -236,12 +258,29 @@ TEST(StagingPolicy, TheOneDecisionOverEveryFact) {
 // defaults for the copy's size, direction and protocol.
 TEST(StagingPolicy, GeometryFromOptionsOrDefaults) {
   sg__stage_geometry g;
-  sg__route_geometry(0, 4, 0, 1, 1, 64 * MiB, 16, &g);
-  EXPECT_EQ(g.chunk, sg__stage_auto_chunk_memops(1, 64 * MiB));
-  EXPECT_EQ(g.parts, sg__stage_default_threads(1, 64 * MiB, 16));
-  EXPECT_EQ(g.ring, 4u);
-  sg__route_geometry(0, 4, 0, 0, 0, 64 * MiB, 16, &g);
+  // A long memop copy: 4 MiB chunks, a ring of 8, half the CPUs.
+  sg__route_geometry(0, 0, 0, 1, 1, 64 * MiB, 16, &g);
+  EXPECT_EQ(g.chunk, 4 * MiB);
+  EXPECT_EQ(g.chunks, 16u);
+  EXPECT_EQ(g.ring, SG__STAGE_MEMOPS_LONG_RING);
+  EXPECT_EQ(g.parts, 8u);
+  // A short one: a ring of 4, three quarters of the CPUs.
+  sg__route_geometry(0, 0, 0, 1, 0, 4 * MiB, 16, &g);
+  EXPECT_EQ(g.chunk, sg__stage_auto_chunk_memops(0, 4 * MiB));
+  EXPECT_EQ(g.ring, 2u); /* as many slots as chunks */
+  EXPECT_EQ(g.parts, 12u);
+  sg__route_geometry(0, 0, 0, 1, 1, 24 * MiB, 16, &g);
+  EXPECT_EQ(g.ring, SG__STAGE_DEFAULT_RING);
+  // The callback protocol has no long copies.
+  sg__route_geometry(0, 0, 0, 0, 0, 64 * MiB, 16, &g);
   EXPECT_EQ(g.chunk, sg__stage_auto_chunk(0, 64 * MiB));
+  EXPECT_EQ(g.ring, SG__STAGE_DEFAULT_RING);
+  EXPECT_EQ(g.parts, sg__stage_default_threads(0, 64 * MiB, 16));
+  // Each option given wins alone.
+  sg__route_geometry(0, 3, 0, 1, 1, 64 * MiB, 16, &g);
+  EXPECT_EQ(g.chunk, 4 * MiB);
+  EXPECT_EQ(g.ring, 3u);
+  EXPECT_EQ(g.parts, 8u);
   sg__route_geometry(1000, 2, 3, 1, 1, 100000, 16, &g);
   EXPECT_EQ(g.chunk, 1000u);
   EXPECT_EQ(g.chunks, 100u);
