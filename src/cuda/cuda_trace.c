@@ -144,12 +144,11 @@ sg_status sg__cuda_tracer_make_graph(sg__cuda_tracer *t, sg__trace *trace,
   t->capture = capture;
   t->stamp_kernel = kernel;
   t->schedule = schedule;
-  /* A row: the first stamp, one per node, the roots' start stamp, the
-   * launch's number. */
-  if (n > UINT32_MAX - 3u ||
-      (size_t)n + 3 > (SIZE_MAX / sizeof(uint64_t) - 1) / SG__CUDA_TRACE_RING)
+  /* A row: the first stamp, one per node, the launch's number. */
+  if (n > UINT32_MAX - 2u ||
+      (size_t)n + 2 > (SIZE_MAX / sizeof(uint64_t) - 1) / SG__CUDA_TRACE_RING)
     return sg__fail(SG_ERR_INVALID_ARGUMENT, "%s: too many nodes to trace (%u)", fn, n);
-  t->stride = n + 3u;
+  t->stride = n + 2u;
   const size_t slots = (size_t)SG__CUDA_TRACE_RING * t->stride + 1;
   t->scratch = sg__calloc((size_t)2 * (n ? n : 1), sizeof *t->scratch);
   if (!t->scratch) return sg__fail(SG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
@@ -227,8 +226,7 @@ static void read_stamps(sg__cuda_tracer *t, sg__cuda_trace_set *set) {
   uint64_t *start = t->scratch, *end = t->scratch + (n ? n : 1);
   const uint64_t t0 = row[0];
   for (uint32_t v = 0; v < n; v++) end[v] = row[1 + v];
-  sg__trace_stamps_times(*t->schedule, t->capture, t0, row[SG__CUDA_ROOTS_STAMP(n)], end, start,
-                         end);
+  sg__trace_stamps_times(*t->schedule, t->capture, t0, end, start, end);
   /* Relative to the launch's first stamp, which every time is at or after. */
   for (uint32_t v = 0; v < n; v++) {
     start[v] -= t0;

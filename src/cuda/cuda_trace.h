@@ -11,9 +11,8 @@
  * before each cudaGraphLaunch.
  *
  * Graph mode times nodes with stamps instead where it can (trace_stamp.c):
- * the traced graph has a stamp kernel node at its start, one after every
- * node and one beside the roots (after the first, before nothing: when
- * the roots began), each writing the GPU's global timer into the launch's row of a ring
+ * the traced graph has a stamp kernel node at its start and one after every
+ * node, each writing the GPU's global timer into the launch's row of a ring
  * in mapped pinned memory; nodes' starts and ends follow from the stamps
  * by exec/trace_stamps.h's rule (a start is the latest end of what the node
  * waited for, an end its stamp or, if later, its start). The kernel picks
@@ -63,8 +62,7 @@ typedef struct sg__cuda_tracer {
   int stamps;
   int capture;                 /* the graph was captured: stream order binds starts too */
   const void *stamp_kernel;
-  uint32_t stride;             /* a row: the launch's first stamp, one per node, the roots'
-                                  start stamp, its number */
+  uint32_t stride;             /* a row: the launch's first stamp, one per node, its number */
   uint64_t *ring;              /* SG__CUDA_TRACE_RING rows, then the anchor's stamp (mapped) */
   uint64_t *ring_dev;          /* the same, as the device addresses it */
   uint64_t *counter;           /* device memory: traced graph launches begun */
@@ -72,10 +70,6 @@ typedef struct sg__cuda_tracer {
   uint64_t anchor_stamp;       /* the anchor's global timer */
   const struct sg__schedule *const *schedule; /* the executable's, for the graph's edges */
 } sg__cuda_tracer;
-
-/* The slot of a row that the roots' start stamp writes, with `n` nodes
- * (slot 0 is the first stamp, 1 + v node v's). */
-#define SG__CUDA_ROOTS_STAMP(n) ((uint32_t)(n) + 1u)
 
 /* The stamp kernel's parameters and the array pointing at them. */
 typedef struct sg__cuda_stamp_args {

@@ -67,9 +67,9 @@ static sg_status add_to_capture(sg__cuda_state *b, uint32_t n, const sg__copy *c
   return err == cudaSuccess ? SG_OK : sg__cuda_fail(err, call, sg__cuda_where(b, fn, n, where));
 }
 
-/* Adds a stamp kernel node writing `slot` after what `stream` has captured
- * so far, leaving the stream's dependencies as they were. */
-static cudaError_t add_stamp(sg__cuda_state *b, uint32_t slot, cudaStream_t stream,
+/* Adds node `n`'s stamp kernel node after what `stream` has captured so
+ * far, leaving the stream's dependencies as they were. */
+static cudaError_t add_stamp(sg__cuda_state *b, uint32_t n, cudaStream_t stream,
                              cudaGraphNode_t *stamp) {
   enum cudaStreamCaptureStatus status;
   cudaGraph_t graph = NULL;
@@ -81,7 +81,7 @@ static cudaError_t add_stamp(sg__cuda_state *b, uint32_t slot, cudaStream_t stre
   if (status != cudaStreamCaptureStatusActive) return cudaErrorStreamCaptureInvalidated;
   sg__cuda_stamp_args sa;
   struct cudaKernelNodeParams sp;
-  sg__cuda_stamp_params(&b->tracer, slot, 0, &sa, &sp);
+  sg__cuda_stamp_params(&b->tracer, 1 + n, 0, &sa, &sp);
   return SG_CUDA(cudaGraphAddKernelNode(stamp, graph, deps, nd, &sp));
 }
 
@@ -125,11 +125,10 @@ static sg_status replay(sg__cuda_state *b, const sg__cuda_swap *swap, cudaGraph_
   const sg__cuda_trace_set *set = trace ? &b->tracer.sets[0] : NULL;
   const char *call = "cudaEventRecordWithFlags (trace, external)";
   cudaError_t err = cudaSuccess;
-  /* With stamps: the start stamp is captured on home before the fork, the
-   * roots' start stamp is added by hand after it (in trace[1], a slot
-   * event tracing uses for node 0's "before"), and each node's stamp is
-   * added by hand after what its stream has captured; neither becomes a
-   * stream's dependency (off the path to what follows). */
+  /* With stamps: the start stamp is captured on home before the fork, and
+   * each node's stamp is added by hand after what its stream has captured,
+   * without becoming the stream's dependency (off the path to what
+   * follows). */
   const int stamps = trace && b->tracer.stamps;
   if (stamps) {
     sg__cuda_stamp_args sa;
@@ -140,10 +139,6 @@ static sg_status replay(sg__cuda_state *b, const sg__cuda_swap *swap, cudaGraph_
         cudaLaunchKernel(sp.func, sp.gridDim, sp.blockDim, sp.kernelParams, 0, home));
     if (err == cudaSuccess) err = captured_node(home, &trace[0]);
     if (err == cudaSuccess && !trace[0]) err = cudaErrorStreamCaptureUnjoined;
-    if (err == cudaSuccess) {
-      call = "cudaGraphAddKernelNode (trace stamp)";
-      err = add_stamp(b, SG__CUDA_ROOTS_STAMP(s->node_count), home, &trace[1]);
-    }
     if (err != cudaSuccess) return sg__cuda_fail(err, call, fn);
   } else if (trace) {
     err = SG_CUDA(cudaEventRecordWithFlags(set->start, home, cudaEventRecordExternal));
@@ -213,7 +208,7 @@ static sg_status replay(sg__cuda_state *b, const sg__cuda_swap *swap, cudaGraph_
     }
     if (err == cudaSuccess && stamps) {
       call = "cudaGraphAddKernelNode (trace stamp)";
-      err = add_stamp(b, 1 + n, stream, &trace[2 + 2 * n]);
+      err = add_stamp(b, n, stream, &trace[2 + 2 * n]);
     } else if (err == cudaSuccess && trace) {
       call = "cudaEventRecordWithFlags (trace, external)";
       err = SG_CUDA(cudaEventRecordWithFlags(set->after[n], stream, cudaEventRecordExternal));

@@ -133,20 +133,15 @@ sg_status sg__cuda_build_explicit(sg__cuda_state *b, const sg__cuda_swap *swap, 
   cudaGraphNode_t *trace = out->trace_nodes;
   const sg__cuda_trace_set *set = trace ? &b->tracer.sets[0] : NULL;
   /* With stamps the graph's own edges stay as they are: the start stamp
-   * precedes every root and the roots' start stamp (held in trace[1], a
-   * slot event tracing uses for node 0's "before"), and each node's stamp
-   * hangs off the node, off the path to its successors, so tracing
-   * lengthens no chain but the first. */
+   * precedes every root, and each node's stamp hangs off the node, off
+   * the path to its successors, so tracing lengthens no chain but the
+   * first. */
   const int stamps = trace && b->tracer.stamps;
   sg__cuda_stamp_args sa;
   struct cudaKernelNodeParams sp;
   if (!st && stamps) {
     sg__cuda_stamp_params(&b->tracer, 0, 1, &sa, &sp);
     err = SG_CUDA(cudaGraphAddKernelNode(&trace[0], out->graph, NULL, 0, &sp));
-    if (err == cudaSuccess) {
-      sg__cuda_stamp_params(&b->tracer, SG__CUDA_ROOTS_STAMP(s->node_count), 0, &sa, &sp);
-      err = SG_CUDA(cudaGraphAddKernelNode(&trace[1], out->graph, &trace[0], 1, &sp));
-    }
     if (err != cudaSuccess) st = sg__cuda_fail(err, "cudaGraphAddKernelNode (trace stamp)", fn);
   } else if (!st && trace) {
     err = SG_CUDA(cudaGraphAddEventRecordNode(&trace[0], out->graph, NULL, 0, set->start));

@@ -39,11 +39,9 @@ static sg_status build_one(sg__cuda_state *b, const sg__cuda_swap *swap, int tra
   g.nodes = sg__calloc(b->s->node_count ? b->s->node_count : 1, sizeof *g.nodes);
   /* A traced graph: event-record nodes around every node, recording the
    * tracer's first set until a launch points them elsewhere; or stamp
-   * kernel nodes at 0, beside the roots (1) and after every node (2 + 2v;
-   * 1 + 2v unused for v > 0). One more than events need: a graph of no
-   * node has a roots' stamp too. */
+   * kernel nodes at 0 and after every node (2 + 2v; 1 + 2v unused). */
   if (g.nodes && traced &&
-      !(g.trace_nodes = sg__calloc((size_t)2 * b->s->node_count + 2, sizeof *g.trace_nodes))) {
+      !(g.trace_nodes = sg__calloc((size_t)2 * b->s->node_count + 1, sizeof *g.trace_nodes))) {
     sg__free(g.nodes);
     g.nodes = NULL;
   }

@@ -10,17 +10,9 @@
  * node's start at or after the end of every node it waited for; the rule
  * keeps it by deriving every time in issue order:
  *
- *   start(v) = the latest end(u) over the nodes u that v waited for;
- *              when v waited for none (a root), the roots' start stamp
- *              `roots`, or the launch's first stamp `t0` where v's own
- *              stamp reads before `roots`;
+ *   start(v) = the latest end(u) over the nodes u that v waited for,
+ *              or the launch's first stamp `t0` when v waited for none;
  *   end(v)   = max(stamp(v), start(v)).
- *
- * The roots' start stamp is taken beside the roots: it waits for the first
- * stamp as they do, so it runs after the same hop from the first stamp's
- * end to what follows it (a few microseconds at a graph's start, where the
- * hops between later nodes take a fraction of one). Without it a root's
- * duration would hold that hop.
  *
  * An end raised above its stamp is seen by every node after it, because
  * each node's start is read only once all of what it waited for is final. */
@@ -32,7 +24,7 @@
 #include "plan/schedule.h"
 
 /* Starts and ends (on the stamps' clock) of the schedule's nodes, indexed by
- * node; `roots` is the roots' start stamp (one below t0 counts as t0). What a node waited for: its reduced predecessors, and with
+ * node. What a node waited for: its reduced predecessors, and with
  * `stream_order` (a graph built by capturing the plan's streams, where
  * stream order binds too) also the node before it in its stream and the
  * nodes whose events it waited for; stream_order is ignored when the
@@ -42,7 +34,6 @@
  * be `stamp` itself (the values are read before they are overwritten);
  * `start` may not. */
 void sg__trace_stamps_times(const sg__schedule *s, int stream_order, uint64_t t0,
-                            uint64_t roots, const uint64_t *stamp, uint64_t *start,
-                            uint64_t *end);
+                            const uint64_t *stamp, uint64_t *start, uint64_t *end);
 
 #endif

@@ -26,13 +26,11 @@ struct Times {
   std::vector<uint64_t> start, end;
 };
 
-// `roots`: the roots' start stamp; 0 stands for t0 (no later start known).
 Times derive(const sg__schedule &s, bool stream_order, uint64_t t0,
-             const std::vector<uint64_t> &stamp, uint64_t roots = 0) {
+             const std::vector<uint64_t> &stamp) {
   Times t{std::vector<uint64_t>(s.node_count, 0xA5A5A5A5A5A5A5A5ull),
           std::vector<uint64_t>(s.node_count, 0xA5A5A5A5A5A5A5A5ull)};
-  sg__trace_stamps_times(&s, stream_order, t0, roots, stamp.data(), t.start.data(),
-                         t.end.data());
+  sg__trace_stamps_times(&s, stream_order, t0, stamp.data(), t.start.data(), t.end.data());
   return t;
 }
 
@@ -55,16 +53,15 @@ std::vector<std::vector<uint32_t>> waited_for(const Dag &d, const sg__schedule &
 
 // The definition, as a fixed point reached by sweeping every node in index
 // order (not the issue order) until nothing changes.
-Times brute_force(const std::vector<std::vector<uint32_t>> &w, uint64_t t0, uint64_t roots,
+Times brute_force(const std::vector<std::vector<uint32_t>> &w, uint64_t t0,
                   const std::vector<uint64_t> &stamp) {
   const size_t n = w.size();
-  roots = std::max(roots, t0);
   Times t{std::vector<uint64_t>(n, t0), std::vector<uint64_t>(n, 0)};
   for (size_t v = 0; v < n; v++) t.end[v] = std::max(stamp[v], t0);
   for (bool changed = true; changed;) {
     changed = false;
     for (size_t v = 0; v < n; v++) {
-      uint64_t start = w[v].empty() && roots <= stamp[v] ? roots : t0;
+      uint64_t start = t0;
       for (uint32_t u : w[v]) start = std::max(start, t.end[u]);
       uint64_t end = std::max(stamp[v], start);
       if (start != t.start[v] || end != t.end[v]) changed = true;
@@ -132,34 +129,10 @@ TEST(TraceStamps, RaisedEndsCarryDownAChain) {
   }
 }
 
-// The roots start at the roots' start stamp, not at the first stamp: a
-// root's duration holds no hop from the first stamp. A root whose own stamp
-// reads before the roots' start stamp (it ran before that stamp did)
-// starts at t0. Nodes after a root start at its end, as before.
-TEST(TraceStamps, RootsStartAtTheirOwnStamp) {
-  Dag d(4, {{0, 2}, {1, 3}});
-  for (bool stream_order : {true, false}) {
-    SCOPED_TRACE(stream_order ? "captured (stream order binds)" : "explicit");
-    Schedule s;
-    ASSERT_EQ(plantest::build(d, 0, s), SG_OK) << sg_last_error();
-    const uint64_t t0 = 1000000, roots = t0 + 3500;
-    std::vector<uint64_t> stamp = {t0 + 4100, t0 + 3000, t0 + 5000, t0 + 6000};
-    Times t = derive(s.s, stream_order, t0, stamp, roots);
-    EXPECT_EQ(t.start[0], roots);
-    EXPECT_EQ(t.end[0], stamp[0]);
-    EXPECT_EQ(t.start[1], t0) << "its stamp reads before the roots' start stamp";
-    EXPECT_EQ(t.end[1], stamp[1]);
-    EXPECT_GE(t.start[2], t.end[0]);
-    EXPECT_GE(t.start[3], t.end[1]);
-    Times without = derive(s.s, stream_order, t0, stamp);
-    EXPECT_EQ(without.start[0], t0);
-  }
-}
-
 // No nodes: nothing is read or written.
 TEST(TraceStamps, EmptySchedule) {
   sg__schedule s{};
-  sg__trace_stamps_times(&s, 1, 7, 9, nullptr, nullptr, nullptr);
+  sg__trace_stamps_times(&s, 1, 7, nullptr, nullptr, nullptr);
 }
 
 // 400 random DAGs and schedules (full plans under random stream limits,
@@ -212,17 +185,11 @@ TEST(TraceStamps, RandomSchedulesKeepEveryOrder) {
           if (rng() % 5 == 0) x = t0 - 1 - rng() % 500;
     }
 
-    // The roots' start stamp: none (t0), or anywhere in the window, or
-    // below t0 (counts as t0).
-    const int roots_style = int(rng() % 3);
-    const uint64_t roots = roots_style == 0   ? 0
-                           : roots_style == 1 ? t0 + window(rng) / 4
-                                              : t0 - 1 - rng() % 500;
-    Times t = derive(s.s, stream_order, t0, stamp, roots);
+    Times t = derive(s.s, stream_order, t0, stamp);
     // The same with the ends written over the stamps, as the CUDA reader
     // calls it.
     std::vector<uint64_t> in_place = stamp, start2(n);
-    sg__trace_stamps_times(&s.s, stream_order, t0, roots, in_place.data(), start2.data(),
+    sg__trace_stamps_times(&s.s, stream_order, t0, in_place.data(), start2.data(),
                            in_place.data());
     EXPECT_EQ(start2, t.start);
     EXPECT_EQ(in_place, t.end);
@@ -242,7 +209,7 @@ TEST(TraceStamps, RandomSchedulesKeepEveryOrder) {
           uint32_t prev = s->stream_nodes[s->stream_start[s->stream_of[v]] + s->position[v] - 1];
           EXPECT_GE(t.start[v], t.end[prev]) << "node " << v << " after " << prev << " in stream";
         }
-    Times want = brute_force(waited_for(d, s.s, stream_order), t0, roots, stamp);
+    Times want = brute_force(waited_for(d, s.s, stream_order), t0, stamp);
     EXPECT_EQ(t.start, want.start);
     EXPECT_EQ(t.end, want.end);
     if (HasFailure()) return;
