@@ -11,8 +11,8 @@
  * before each cudaGraphLaunch.
  *
  * Graph mode times nodes with stamps instead where it can (trace_stamp.c):
- * the traced graph has a stamp kernel node beside its roots and one after
- * every node (and after the first stamp), each writing the GPU's global timer into the launch's row of a ring
+ * the traced graph has a stamp kernel node at its start and one after every
+ * node, each writing the GPU's global timer into the launch's row of a ring
  * in mapped pinned memory; nodes' starts and ends follow from the stamps
  * by exec/trace_stamps.h's rule (a start is the latest end of what the node
  * waited for, an end its stamp or, if later, its start). The kernel picks

@@ -17,8 +17,6 @@
  *   (stream functions, NCCL nodes, copies between GPUs through host
  *   memory: sg__cuda_child_graph), and staged copies (staged_copy.c), the
  *   same node the explicit build adds. */
-#include <string.h>
-
 #include "core/sys.h"
 #include "cuda/cuda_call.h"
 #include "cuda/cuda_exec.h"
@@ -70,11 +68,9 @@ static sg_status add_to_capture(sg__cuda_state *b, uint32_t n, const sg__copy *c
 }
 
 /* Adds node `n`'s stamp kernel node after what `stream` has captured so
- * far and after the launch's first stamp `first` (which bumps the launch
- * counter every other stamp reads), leaving the stream's dependencies as
- * they were. */
+ * far, leaving the stream's dependencies as they were. */
 static cudaError_t add_stamp(sg__cuda_state *b, uint32_t n, cudaStream_t stream,
-                             cudaGraphNode_t first, cudaGraphNode_t *stamp) {
+                             cudaGraphNode_t *stamp) {
   enum cudaStreamCaptureStatus status;
   cudaGraph_t graph = NULL;
   const cudaGraphNode_t *deps = NULL;
@@ -83,32 +79,10 @@ static cudaError_t add_stamp(sg__cuda_state *b, uint32_t n, cudaStream_t stream,
       SG_CUDA(cudaStreamGetCaptureInfo(stream, &status, NULL, &graph, &deps, NULL, &nd));
   if (err != cudaSuccess) return err;
   if (status != cudaStreamCaptureStatusActive) return cudaErrorStreamCaptureInvalidated;
-  cudaGraphNode_t few[8], *after = nd < 8 ? few : sg__calloc(nd + 1, sizeof *after);
-  if (!after) return cudaErrorMemoryAllocation;
-  if (nd) memcpy(after, deps, nd * sizeof *after);
-  after[nd] = first;
   sg__cuda_stamp_args sa;
   struct cudaKernelNodeParams sp;
   sg__cuda_stamp_params(&b->tracer, 1 + n, 0, &sa, &sp);
-  err = SG_CUDA(cudaGraphAddKernelNode(stamp, graph, after, nd + 1, &sp));
-  if (after != few) sg__free(after);
-  return err;
-}
-
-/* Adds the launch's first stamp to the graph `stream` captures into, with
- * no dependency and as no stream's dependency: it runs beside the roots. */
-static cudaError_t add_first_stamp(sg__cuda_state *b, cudaStream_t stream,
-                                   cudaGraphNode_t *stamp) {
-  enum cudaStreamCaptureStatus status;
-  cudaGraph_t graph = NULL;
-  cudaError_t err =
-      SG_CUDA(cudaStreamGetCaptureInfo(stream, &status, NULL, &graph, NULL, NULL, NULL));
-  if (err != cudaSuccess) return err;
-  if (status != cudaStreamCaptureStatusActive) return cudaErrorStreamCaptureInvalidated;
-  sg__cuda_stamp_args sa;
-  struct cudaKernelNodeParams sp;
-  sg__cuda_stamp_params(&b->tracer, 0, 1, &sa, &sp);
-  return SG_CUDA(cudaGraphAddKernelNode(stamp, graph, NULL, 0, &sp));
+  return SG_CUDA(cudaGraphAddKernelNode(stamp, graph, deps, nd, &sp));
 }
 
 /* The conditions' handles, on the graph the capture builds (before any
@@ -151,14 +125,20 @@ static sg_status replay(sg__cuda_state *b, const sg__cuda_swap *swap, cudaGraph_
   const sg__cuda_trace_set *set = trace ? &b->tracer.sets[0] : NULL;
   const char *call = "cudaEventRecordWithFlags (trace, external)";
   cudaError_t err = cudaSuccess;
-  /* With stamps: the start stamp is added by hand beside the roots, and
-   * each node's stamp by hand after what its stream has captured and after
-   * the start stamp; none becomes a stream's dependency (off the path to
-   * what follows). */
+  /* With stamps: the start stamp is captured on home before the fork, and
+   * each node's stamp is added by hand after what its stream has captured,
+   * without becoming the stream's dependency (off the path to what
+   * follows). */
   const int stamps = trace && b->tracer.stamps;
   if (stamps) {
-    call = "cudaGraphAddKernelNode (trace stamp)";
-    err = add_first_stamp(b, home, &trace[0]);
+    sg__cuda_stamp_args sa;
+    struct cudaKernelNodeParams sp;
+    sg__cuda_stamp_params(&b->tracer, 0, 1, &sa, &sp);
+    call = "cudaLaunchKernel (trace stamp)";
+    err = SG_CUDA(
+        cudaLaunchKernel(sp.func, sp.gridDim, sp.blockDim, sp.kernelParams, 0, home));
+    if (err == cudaSuccess) err = captured_node(home, &trace[0]);
+    if (err == cudaSuccess && !trace[0]) err = cudaErrorStreamCaptureUnjoined;
     if (err != cudaSuccess) return sg__cuda_fail(err, call, fn);
   } else if (trace) {
     err = SG_CUDA(cudaEventRecordWithFlags(set->start, home, cudaEventRecordExternal));
@@ -228,7 +208,7 @@ static sg_status replay(sg__cuda_state *b, const sg__cuda_swap *swap, cudaGraph_
     }
     if (err == cudaSuccess && stamps) {
       call = "cudaGraphAddKernelNode (trace stamp)";
-      err = add_stamp(b, n, stream, trace[0], &trace[2 + 2 * n]);
+      err = add_stamp(b, n, stream, &trace[2 + 2 * n]);
     } else if (err == cudaSuccess && trace) {
       call = "cudaEventRecordWithFlags (trace, external)";
       err = SG_CUDA(cudaEventRecordWithFlags(set->after[n], stream, cudaEventRecordExternal));

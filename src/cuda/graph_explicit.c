@@ -133,9 +133,9 @@ sg_status sg__cuda_build_explicit(sg__cuda_state *b, const sg__cuda_swap *swap, 
   cudaGraphNode_t *trace = out->trace_nodes;
   const sg__cuda_trace_set *set = trace ? &b->tracer.sets[0] : NULL;
   /* With stamps the graph's own edges stay as they are: the start stamp
-   * runs beside the roots, and each node's stamp hangs off the node and
-   * the start stamp (which bumps the launch counter the others read), off
-   * the path to its successors, so tracing lengthens no chain. */
+   * precedes every root, and each node's stamp hangs off the node, off
+   * the path to its successors, so tracing lengthens no chain but the
+   * first. */
   const int stamps = trace && b->tracer.stamps;
   sg__cuda_stamp_args sa;
   struct cudaKernelNodeParams sp;
@@ -158,7 +158,10 @@ sg_status sg__cuda_build_explicit(sg__cuda_state *b, const sg__cuda_swap *swap, 
       deps[nd++] = trace && !stamps ? trace[2 + 2 * p.list[e]] : out->nodes[p.list[e]];
     const char *call = "cudaGraphAddEventRecordNode (trace)";
     err = cudaSuccess;
-    if (trace && !stamps) {
+    if (stamps && nd == 0) {
+      deps[0] = trace[0];
+      nd = 1;
+    } else if (trace && !stamps) {
       err = SG_CUDA(cudaGraphAddEventRecordNode(&trace[1 + 2 * v], out->graph,
                                                 nd ? deps : &trace[0], nd ? nd : 1,
                                                 set->before[v]));
@@ -175,8 +178,7 @@ sg_status sg__cuda_build_explicit(sg__cuda_state *b, const sg__cuda_swap *swap, 
     if (!st && err == cudaSuccess && stamps) {
       call = "cudaGraphAddKernelNode (trace stamp)";
       sg__cuda_stamp_params(&b->tracer, 1 + v, 0, &sa, &sp);
-      const cudaGraphNode_t after[2] = {out->nodes[v], trace[0]};
-      err = SG_CUDA(cudaGraphAddKernelNode(&trace[2 + 2 * v], out->graph, after, 2, &sp));
+      err = SG_CUDA(cudaGraphAddKernelNode(&trace[2 + 2 * v], out->graph, &out->nodes[v], 1, &sp));
     } else if (!st && err == cudaSuccess && trace) {
       call = "cudaGraphAddEventRecordNode (trace)";
       err = SG_CUDA(cudaGraphAddEventRecordNode(&trace[2 + 2 * v], out->graph, &out->nodes[v], 1,

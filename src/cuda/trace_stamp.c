@@ -13,9 +13,11 @@
  * slot (stride - 1), which the host checks; every later stamp of the launch
  * reads the counter back (it runs after the first one, and before the next
  * launch of the same executable graph begins). The timer is read first, so
- * the stamp is the time the kernel started. The first stamp runs beside
- * the roots (they do not wait for it), so its time, the launch's time zero
- * and every root's start, is where the graph's first nodes begin. */
+ * the stamp is the time the kernel started; but the launch's first stamp
+ * reads it again after its counter's load and update, just before it
+ * stores: its time is the launch's time zero and every root's start, and
+ * the roots can start only once it ends, so its own work is kept out of
+ * the roots' durations. */
 #include <string.h>
 
 #include "cuda/cuda_call.h"
@@ -60,7 +62,8 @@ static const char stamp_ptx[] =
     "  cvt.u64.u32 %rd9, %r1;\n"
     "  shl.b64 %rd9, %rd9, 3;\n"
     "  add.u64 %rd10, %rd8, %rd9;\n"
-      "  st.u64 [%rd10], %rd1;\n"
+    "  @%p1 mov.u64 %rd1, %globaltimer;\n"
+    "  st.u64 [%rd10], %rd1;\n"
     "  @!%p1 bra DONE;\n"
     "  sub.u64 %rd11, %rd7, 1;\n"
     "  shl.b64 %rd11, %rd11, 3;\n"

@@ -11,9 +11,7 @@
  * keeps it by deriving every time in issue order:
  *
  *   start(v) = the latest end(u) over the nodes u that v waited for,
- *              or the launch's first stamp `t0` when v waited for none
- *              (that stamp runs beside the roots, so it reads the time
- *              the graph's first nodes began);
+ *              or the launch's first stamp `t0` when v waited for none;
  *   end(v)   = max(stamp(v), start(v)).
  *
  * An end raised above its stamp is seen by every node after it, because
