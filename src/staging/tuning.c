@@ -75,13 +75,13 @@ int sg__stage_memops_long(int to_device, size_t bytes) {
   return (uint64_t)bytes > cap * cap / memops_k(to_device);
 }
 
-/* Half the CPUs, at most 8. Section 7 of staging_bench (bench/RESULTS.md,
- * runs 26-27) compared 4 MiB chunks in a ring of 8 with 8 threads against
- * the adaptive chunk (up to 16 MiB) in a ring of 4 with 12 or 16 threads:
- * ahead at 1 GiB host->device in every run (4-20%) and at 64 MiB
- * device->host (2-8%), even elsewhere. Fewer threads also slow the DMA
- * less: while 8 host threads copy, a pinned DMA runs at 31-36 GB/s, while
- * 12 do, at 22-27 (docs/staging.md). */
+/* Half the CPUs, at most 8. Section 7 of staging_bench sets 4 MiB chunks
+ * in a ring of 8 with 8 threads beside the adaptive chunk (up to 16 MiB)
+ * in a ring of 4 with 12 or 16 threads in every run: ahead at 1 GiB
+ * host->device and at 64 MiB device->host, even elsewhere (docs/staging.md,
+ * "Long memop copies", has the runs). Fewer threads also slow the DMA
+ * less: a pinned DMA slows the more host threads copy beside it (the same
+ * section measures it). */
 unsigned sg__stage_memops_long_threads(unsigned cpus) {
   unsigned n = cpus / 2;
   return n < 1 ? 1 : n > 8 ? 8 : n;

@@ -11,8 +11,9 @@
  * in chunks of C then takes about S/B + (S/C)*o + C/r (B the DMA rate, r
  * the host copy rate), least at C = sqrt(S*o*r): big copies get big chunks,
  * and small ones few chunks, each large enough to pay for its callback.
- * Chunks are at most 16 MiB (the best at 1 GiB in both directions; a ring
- * of four then fills one default 64 MiB pool slab). */
+ * Chunks are at most 16 MiB under callbacks (the best at 1 GiB in both
+ * directions; a ring of four then fills one default 64 MiB pool slab), and
+ * 4 MiB under the memop protocol (long copies, below). */
 #ifndef SG_STAGING_TUNING_H
 #define SG_STAGING_TUNING_H
 
