@@ -30,6 +30,8 @@
 #include <thread>
 #include <vector>
 
+#include "stream_copy.h"
+
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
@@ -49,29 +51,6 @@ inline void fail(const char *what, int code) {
 inline void pause_cpu() {
 #if defined(__x86_64__)
   _mm_pause();
-#endif
-}
-
-// Copies n bytes; non-temporal stores where asked and available, then a
-// store fence so that the bytes are visible before a flag written after.
-inline void copy_bytes(uint8_t *d, const uint8_t *s, size_t n, bool nontemporal) {
-#if defined(__x86_64__)
-  if (nontemporal && ((uintptr_t)d & 15u) == 0) {
-    for (; n >= 64; n -= 64, d += 64, s += 64) {
-      __m128i a = _mm_loadu_si128((const __m128i *)(const void *)s);
-      __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(s + 16));
-      __m128i c = _mm_loadu_si128((const __m128i *)(const void *)(s + 32));
-      __m128i e = _mm_loadu_si128((const __m128i *)(const void *)(s + 48));
-      _mm_stream_si128((__m128i *)(void *)d, a);
-      _mm_stream_si128((__m128i *)(void *)(d + 16), b);
-      _mm_stream_si128((__m128i *)(void *)(d + 32), c);
-      _mm_stream_si128((__m128i *)(void *)(d + 48), e);
-    }
-  }
-#endif
-  std::memcpy(d, s, n);
-#if defined(__x86_64__)
-  _mm_sfence();
 #endif
 }
 
@@ -244,11 +223,13 @@ class Stager {
     const size_t end = i + 1 == j.parts ? len : std::min(len, begin + part);
     uint8_t *slot = ring_ + (size_t)(k % j.ring) * j.chunk;
     if (end > begin) {
-      if (j.h2d) copy_bytes(slot + begin, j.host + off + begin, end - begin, j.nontemporal);
-      else copy_bytes(j.host + off + begin, slot + begin, end - begin, j.nontemporal);
+      uint8_t *host = j.host + off + begin;
+      if (j.h2d) bench::stream_copy(slot + begin, host, end - begin, j.nontemporal);
+      else bench::stream_copy(host, slot + begin, end - begin, j.nontemporal);
     }
     if (finished_[k].fetch_add(1, std::memory_order_acq_rel) + 1 == j.parts) {
-      // Every part's stores were fenced before its count: visible first.
+      // Every part's stores come before its count (non-temporal ones are
+      // fenced, the locked add orders the rest): visible first.
       *ready_flag(k % j.ring) = j.gen + k + 1;
     }
   }
@@ -297,7 +278,7 @@ inline double dma_rate_under_load(bool h2d, uint8_t *pinned, uint8_t *dev, size_
   for (unsigned t = 0; t < threads; t++)
     load.emplace_back([&, t] {
       while (!stop.load(std::memory_order_relaxed))
-        copy_bytes(load_dst + t * part, load_src + t * part, part, true);
+        bench::stream_copy(load_dst + t * part, load_src + t * part, part, true);
     });
   std::this_thread::sleep_for(std::chrono::milliseconds(2));
   std::vector<double> gbps;

@@ -23,11 +23,8 @@
 #include <thread>
 #include <vector>
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
-
 #include "bench_check.h"
+#include "stream_copy.h"
 
 namespace ceiling {
 
@@ -81,33 +78,10 @@ class CopyTeam {
       const uint8_t *src = src_ + first;
       const bool nt = nontemporal_;
       l.unlock();
-      copy_part(dst, src, last - first, nt);
+      bench::stream_copy(dst, src, last - first, nt);
       l.lock();
       if (--left_ == 0) done_.notify_one();
     }
-  }
-
-  static void copy_part(uint8_t *dst, const uint8_t *src, size_t n, bool nontemporal) {
-#if defined(__x86_64__)
-    if (nontemporal && (reinterpret_cast<uintptr_t>(dst) % 16) == 0) {
-      size_t i = 0;
-      for (; i + 64 <= n; i += 64) {
-        __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i *>(src + i));
-        __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i *>(src + i + 16));
-        __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i *>(src + i + 32));
-        __m128i d = _mm_loadu_si128(reinterpret_cast<const __m128i *>(src + i + 48));
-        _mm_stream_si128(reinterpret_cast<__m128i *>(dst + i), a);
-        _mm_stream_si128(reinterpret_cast<__m128i *>(dst + i + 16), b);
-        _mm_stream_si128(reinterpret_cast<__m128i *>(dst + i + 32), c);
-        _mm_stream_si128(reinterpret_cast<__m128i *>(dst + i + 48), d);
-      }
-      std::memcpy(dst + i, src + i, n - i);
-      _mm_sfence();
-      return;
-    }
-#endif
-    (void)nontemporal;
-    std::memcpy(dst, src, n);
   }
 
   std::vector<std::thread> pool_;
