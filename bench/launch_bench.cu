@@ -27,8 +27,8 @@
 // every size. Each figure is the median of several samples
 // (each many launches, then one wait), after a warm-up, ours and the
 // baseline's samples interleaved. Prints a table; writes JSON to argv[1]
-// (default launch_bench.json; `--only rebuild_stall` or `--only pdl` runs that section
-// alone). Targets (H200): graph <= 1.05x, streams <=
+// (default launch_bench.json; `--only rebuild_stall`, `--only pdl` or `--only create`
+// runs that section alone). Targets (H200): graph <= 1.05x, streams <=
 // 1.15x, update+relaunch <= 1.10x of the baseline.
 //
 // Update-all breakdown (second table), to tell apart why updating every node
@@ -877,6 +877,17 @@ std::vector<CreateRow> create_rows() {
   return rows;
 }
 
+void write_create_json(FILE *f, const std::vector<CreateRow> &creates) {
+  for (size_t i = 0; i < creates.size(); i++) {
+    const CreateRow &c = creates[i];
+    std::fprintf(f,
+                 "    {\"topology\": \"%s\", \"nodes\": %u, \"edges\": %zu, \"ours_ms\": %.4f, "
+                 "\"raw_ms\": %.4f, \"ratio\": %.4f}%s\n",
+                 c.topology.c_str(), c.nodes, c.edges, c.ours_ms, c.raw_ms, c.ratio(),
+                 i + 1 < creates.size() ? "," : "");
+  }
+}
+
 // ---- programmatic dependent launch ------------------------------------------------
 //
 // DAGs of the library's empty kernel, which opts in (SG_KERNEL_PROGRAMMATIC):
@@ -1340,14 +1351,7 @@ void write_json(const char *path, const std::vector<Row> &rows,
         r.hand_build_ms, i + 1 < rows.size() ? "," : "");
   }
   std::fprintf(f, "  ],\n  \"create\": [\n");
-  for (size_t i = 0; i < creates.size(); i++) {
-    const CreateRow &c = creates[i];
-    std::fprintf(f,
-                 "    {\"topology\": \"%s\", \"nodes\": %u, \"edges\": %zu, \"ours_ms\": %.4f, "
-                 "\"raw_ms\": %.4f, \"ratio\": %.4f}%s\n",
-                 c.topology.c_str(), c.nodes, c.edges, c.ours_ms, c.raw_ms, c.ratio(),
-                 i + 1 < creates.size() ? "," : "");
-  }
+  write_create_json(f, creates);
   std::fprintf(f, "  ],\n  \"pdl\": [\n");
   write_pdl_json(f, pdl);
   std::fprintf(f, "  ],\n  \"rebuild_stall\": [\n");
@@ -1457,6 +1461,21 @@ int only_pdl(const char *json, const char *device, int driver, int runtime) {
                                          dag_geomean <= 0.9));
 }
 
+// `--only create`: the creation table alone, its rows and targets in the JSON.
+int only_create(const char *json, const char *device, int driver, int runtime) {
+  std::vector<CreateRow> creates = create_rows();
+  double log_sum = 0, worst = 0;
+  for (const CreateRow &r : creates) {
+    log_sum += std::log(r.ratio());
+    worst = std::max(worst, r.ratio());
+  }
+  const double geomean = std::exp(log_sum / creates.size());
+  return write_only_json(json, "create", device, driver, runtime,
+                         [&](FILE *f) { write_create_json(f, creates); },
+                         target_json("create_worst", 1.2, worst, worst <= 1.2) + ", " +
+                             target_json("create_geomean", 1.1, geomean, geomean <= 1.1));
+}
+
 // `--only rebuild_stall`: that section alone (seconds, not minutes), its
 // rows in the JSON.
 int only_stall(const char *json, const char *device, int driver, int runtime) {
@@ -1474,8 +1493,10 @@ int main(int argc, char **argv) {
     if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
     else json = argv[i];
   }
-  if (only && std::strcmp(only, "rebuild_stall") && std::strcmp(only, "pdl")) {
-    std::fprintf(stderr, "launch_bench: --only knows rebuild_stall and pdl, not %s\n", only);
+  if (only && std::strcmp(only, "rebuild_stall") && std::strcmp(only, "pdl") &&
+      std::strcmp(only, "create")) {
+    std::fprintf(stderr, "launch_bench: --only knows rebuild_stall, pdl and create, not %s\n",
+                 only);
     return 2;
   }
   if (sg_cuda_device_count() == 0) {
@@ -1490,6 +1511,7 @@ int main(int argc, char **argv) {
   std::printf("launch_bench on %s (driver %d, runtime %d); median of %d samples\n", prop.name,
               driver, runtime, kSamples);
   if (only && !std::strcmp(only, "pdl")) return only_pdl(json, prop.name, driver, runtime);
+  if (only && !std::strcmp(only, "create")) return only_create(json, prop.name, driver, runtime);
   if (only) return only_stall(json, prop.name, driver, runtime);
   const std::string cpu = cpu_model();
   std::printf("host CPU: %s\n", cpu.c_str());
