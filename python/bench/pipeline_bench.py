@@ -20,6 +20,8 @@ pageable NumPy output, out = a*x + y. Cases, in interleaved rounds:
 
 Results are checked against NumPy (bit for bit: --fmad=false). Prints a
 table and writes JSON (argument 1, default pipeline_bench.json).
+`--chunk-bytes N` sets the streamgraph cases' staging chunk (default 8 MiB;
+0: the library's own choice).
 
     STREAMGRAPH_LIBRARY=build/release/src/libstreamgraph.so PYTHONPATH=python \
         python3 python/bench/pipeline_bench.py out.json
@@ -72,7 +74,7 @@ class Batches:
 
 
 class StreamgraphCase:
-    def __init__(self, batches, kernel, mode):
+    def __init__(self, batches, kernel, mode, chunk_bytes):
         n = batches.n
         self.batches = batches
         tx, ty, to = (torch.empty(n, device="cuda") for _ in range(3))
@@ -88,11 +90,11 @@ class StreamgraphCase:
                        sg.bind_arg(self.k, 2, y), sg.bind_src(self.down, o)])
             inst.data = (x, y, o)
 
-        # 8 MiB staging chunks: the graph-mode instances hold their rings for
-        # their lifetime, and both streamgraph cases share the default pinned
-        # pool (512 MiB cap) in this run.
-        self.pipeline = sg.Pipeline(g, depth=DEPTH, setup=setup, mode=mode,
-                                    staging={"chunk_bytes": 8 << 20})
+        # 8 MiB staging chunks by default: the graph-mode instances hold
+        # their rings for their lifetime, and both streamgraph cases share the
+        # default pinned pool (512 MiB cap) in this run. 0: the library's.
+        staging = {"chunk_bytes": chunk_bytes} if chunk_bytes else {}
+        self.pipeline = sg.Pipeline(g, depth=DEPTH, setup=setup, mode=mode, staging=staging)
         self.graph = g
 
     def run(self):
@@ -180,7 +182,7 @@ def link_bound(n, count):
     return max(2 * bytes_ / up_rate, bytes_ / down_rate) * count, up_rate, down_rate
 
 
-def main(path):
+def main(path, chunk_bytes):
     if sg.resolve_backend() != "cuda" or not torch.cuda.is_available():
         raise SystemExit("pipeline_bench: needs a GPU (and a library built with CUDA)")
     module = sg.Module(SOURCE, options=["--fmad=false"], name="axpy.cu")
@@ -191,8 +193,8 @@ def main(path):
     for n, count in ((1 << 20, 48), (1 << 24, 12)):  # 4 MiB and 64 MiB per array
         b = Batches(n, count)
         cases = {
-            "streamgraph graph": StreamgraphCase(b, kernel, "graph"),
-            "streamgraph streams": StreamgraphCase(b, kernel, "streams"),
+            "streamgraph graph": StreamgraphCase(b, kernel, "graph", chunk_bytes),
+            "streamgraph streams": StreamgraphCase(b, kernel, "streams", chunk_bytes),
             "torch pinned x3": TorchPinnedCase(b),
             "torch naive": TorchNaiveCase(b),
         }
@@ -234,6 +236,7 @@ def main(path):
             "%.2f" % r["vs_bound"] if "vs_bound" in r else ""))
     with open(path, "w") as f:
         json.dump({"bench": "python pipeline", "rounds": ROUNDS, "depth": DEPTH,
+                   "chunk_bytes": chunk_bytes,
                    "device": torch.cuda.get_device_name(), "torch": torch.__version__,
                    "results": results}, f, indent=1)
     print("\nwrote %s (GB/s: NumPy bytes in and out per second; ratios are times, lower "
@@ -241,4 +244,10 @@ def main(path):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "pipeline_bench.json")
+    args = sys.argv[1:]
+    chunk = 8 << 20
+    if "--chunk-bytes" in args:
+        at = args.index("--chunk-bytes")
+        chunk = int(args[at + 1])
+        del args[at:at + 2]
+    main(args[0] if args else "pipeline_bench.json", chunk)
