@@ -58,9 +58,12 @@ void sg__route_geometry(size_t chunk_bytes, unsigned ring_depth, unsigned copy_t
   size_t chunk = chunk_bytes ? chunk_bytes
                  : memops    ? sg__stage_auto_chunk_memops(to_device, bytes)
                              : sg__stage_auto_chunk(to_device, bytes);
-  unsigned ring = ring_depth  ? ring_depth
-                  : long_copy ? SG__STAGE_MEMOPS_LONG_RING
-                              : SG__STAGE_DEFAULT_RING;
+  /* The long copies' deeper ring goes with their own chunk: a chunk the
+   * caller chose keeps the default ring, so that a larger chunk does not
+   * multiply the pinned memory a copy holds. */
+  unsigned ring = ring_depth                   ? ring_depth
+                  : long_copy && !chunk_bytes ? SG__STAGE_MEMOPS_LONG_RING
+                                               : SG__STAGE_DEFAULT_RING;
   unsigned threads = copy_threads ? copy_threads
                      : long_copy  ? sg__stage_memops_long_threads(cpus)
                                   : sg__stage_default_threads(to_device, bytes, cpus);

@@ -281,6 +281,12 @@ TEST(StagingPolicy, GeometryFromOptionsOrDefaults) {
   EXPECT_EQ(g.chunk, 4 * MiB);
   EXPECT_EQ(g.ring, 3u);
   EXPECT_EQ(g.parts, 8u);
+  // A chunk given for a long copy keeps the default ring: a larger chunk
+  // does not multiply the pinned memory the copy holds.
+  sg__route_geometry(8 * MiB, 0, 0, 1, 1, 64 * MiB, 16, &g);
+  EXPECT_EQ(g.chunk, 8 * MiB);
+  EXPECT_EQ(g.ring, SG__STAGE_DEFAULT_RING);
+  EXPECT_EQ(g.parts, 8u);
   sg__route_geometry(1000, 2, 3, 1, 1, 100000, 16, &g);
   EXPECT_EQ(g.chunk, 1000u);
   EXPECT_EQ(g.chunks, 100u);
