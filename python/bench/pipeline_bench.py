@@ -20,8 +20,8 @@ pageable NumPy output, out = a*x + y. Cases, in interleaved rounds:
 
 Results are checked against NumPy (bit for bit: --fmad=false). Prints a
 table and writes JSON (argument 1, default pipeline_bench.json).
-`--chunk-bytes N` sets the streamgraph cases' staging chunk (default 8 MiB;
-0: the library's own choice).
+`--chunk-bytes N` sets the streamgraph cases' staging chunk (default 0: the
+library's own choice).
 
     STREAMGRAPH_LIBRARY=build/release/src/libstreamgraph.so PYTHONPATH=python \
         python3 python/bench/pipeline_bench.py out.json
@@ -90,9 +90,9 @@ class StreamgraphCase:
                        sg.bind_arg(self.k, 2, y), sg.bind_src(self.down, o)])
             inst.data = (x, y, o)
 
-        # 8 MiB staging chunks by default: the graph-mode instances hold
-        # their rings for their lifetime, and both streamgraph cases share the
-        # default pinned pool (512 MiB cap) in this run. 0: the library's.
+        # The library's staging geometry unless --chunk-bytes sets one. The
+        # graph-mode instances hold their rings for their lifetime, and both
+        # streamgraph cases share the default pinned pool (512 MiB cap).
         staging = {"chunk_bytes": chunk_bytes} if chunk_bytes else {}
         self.pipeline = sg.Pipeline(g, depth=DEPTH, setup=setup, mode=mode, staging=staging)
         self.graph = g
@@ -245,7 +245,7 @@ def main(path, chunk_bytes):
 
 if __name__ == "__main__":
     args = sys.argv[1:]
-    chunk = 8 << 20
+    chunk = 0
     if "--chunk-bytes" in args:
         at = args.index("--chunk-bytes")
         chunk = int(args[at + 1])
