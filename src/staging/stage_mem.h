@@ -41,6 +41,12 @@ typedef struct sg__stage_mem {
    * caller's. */
   sg_status (*pin)(int device, void *ptr, size_t bytes, const char *where);
   void (*unpin)(void *ptr);
+  /* Pays, once per process, what the driver's first registration costs
+   * beyond pinning (its own setup, many milliseconds while it holds the
+   * driver): called at creation by an executable that may register, so
+   * that no launch meets it. Best effort, not a fault point; NULL: nothing
+   * to warm. */
+  void (*warm_pin)(void);
   /* Fences: an event recorded after each copy through a registration, so
    * the cache can tell whether the copy is still in flight. fence_new may
    * give NULL: the backend's copies are done when enqueued, and nothing is

@@ -384,6 +384,8 @@ sg_status sg__staging_add(sg__staging *st, uint32_t index, const char *name, con
   if (!st || index >= st->node_count) return SG_OK;
   remember(&st->nodes[index], c, dir);
   if (!dir || !may_stage(st, c, dir)) return SG_OK;
+  if ((st->policy == SG_STAGING_AUTO || st->policy == SG_STAGING_REGISTER) && st->mem->warm_pin)
+    st->mem->warm_pin();
   sg_status s = attach_pool(st, where);
   if (!s && st->persistent) s = sg__staging_prepare(st, index, name, c, where);
   if (!s && !st->persistent && stages_first(st, c, dir)) s = check_ring(st, dir, c, where);

@@ -7,6 +7,7 @@
 // or re-pointed meanwhile stops it after the piece under way. Every launch
 // copies fresh random bytes (seed printed) and checks them.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -295,6 +296,31 @@ TEST(RegBackground, DestroyAndRepointStopIt) {
     std::printf("%s during the registration: %.0f ms\n", repoint ? "re-pointed" : "destroyed",
                 took);
   }
+}
+
+// A node that may register warms the backend's registration at creation
+// (the driver's first registration costs far more than its pinning, and
+// no launch should meet that): once per node added, before any launch.
+std::atomic<int> warm_calls{0};
+
+TEST(RegBackground, CreationWarmsTheRegistration) {
+  static const sg__stage_mem table = [] {
+    sg__stage_mem t = *dma_table();
+    t.warm_pin = [] { warm_calls++; };
+    return t;
+  }();
+  HostBuf host(MiB);
+  std::vector<uint8_t> device(MiB);
+  sg_pinned_pool_options po = sgstaging::host_pool_options(16 * MiB, MiB);
+  sg_pinned_pool *pool = nullptr;
+  ASSERT_EQ(sg__pool_new(&po, &table, "test", &pool), SG_OK) << sg_last_error();
+  const int before = warm_calls;
+  autonode *a = nullptr;
+  ASSERT_EQ(autonode_create(&table, pool, device.data(), host.p, MiB, &a), SG_OK)
+      << sg_last_error();
+  EXPECT_EQ(warm_calls, before + 1);
+  autonode_destroy(a);
+  EXPECT_EQ(sg_pinned_pool_destroy(pool), SG_OK) << sg_last_error();
 }
 
 // A registration the "driver" refuses part way: the node stages from then
