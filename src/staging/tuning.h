@@ -40,8 +40,9 @@ size_t sg__stage_auto_chunk_memops(int to_device, size_t bytes);
  * chunks larger than SG__STAGE_MEMOPS_LONG_CHUNK: it goes in chunks of
  * that size, in a ring of SG__STAGE_MEMOPS_LONG_RING slots, with
  * sg__stage_memops_long_threads copy threads (each where its option is 0;
- * tuning.c has the measurements). Other copies keep a ring of
- * SG__STAGE_DEFAULT_RING and sg__stage_default_threads. */
+ * tuning.c has the measurements; a chunk the caller chose keeps the
+ * default ring). Other copies keep a ring of SG__STAGE_DEFAULT_RING and
+ * sg__stage_default_threads. */
 #define SG__STAGE_MEMOPS_LONG_CHUNK ((size_t)4 << 20)
 #define SG__STAGE_MEMOPS_LONG_RING 8u
 #define SG__STAGE_DEFAULT_RING 4u
