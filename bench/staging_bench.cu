@@ -35,7 +35,8 @@
 //  6. the host-copy ceiling (host_copy_ceiling.h): pageable <-> pinned
 //     copies with 1-16 threads, memcpy and non-temporal stores, cold and
 //     warm, alone and with the link busy; each row of section 1 against
-//     the best of them with the link busy (target: staged >= 0.95x it).
+//     the best of them with the link busy (target: staged >= 0.95x it), and
+//     against min(that, pinned), the most a staged copy can reach.
 //  7. by hand: the library's staged copy against a hand-written one
 //     (hand_staging.h: spinning threads, lock-free parts, the caller as
 //     conductor) at the library's defaults and three other geometries, both
@@ -1046,17 +1047,23 @@ int main(int argc, char **argv) {
 
   std::printf("\n6. host-copy ceiling (%.1f s): the best pageable <-> pinned rate over 1-16 "
               "threads and both store kinds, GB/s (threads, stores), alone and with the link "
-              "busy; staged (streams / graph) against the busy ceiling\n", ceiling_s);
-  std::printf("%-17s %22s %22s %7s %7s\n", "case", "alone", "link busy", "x ceil", "x ceil");
+              "busy; staged (streams / graph) against the busy ceiling, and against the "
+              "bound a staged copy can reach, min(busy ceiling, pinned)\n", ceiling_s);
+  std::printf("%-17s %22s %22s %7s %7s %7s %7s\n", "case", "alone", "link busy", "x ceil",
+              "x ceil", "x bound", "x bound");
   for (const Row &r : rows) {
     const ceiling::Point *alone = host_ceiling.best_point(r.bytes, r.h2d, r.cold, false);
     const ceiling::Point *busy = host_ceiling.best_point(r.bytes, r.h2d, r.cold, true);
     if (!alone || !busy) continue;
     const double s = memops ? r.memops_streams : r.cb_streams, g = memops ? r.memops_graph : r.cb_graph;
-    std::printf("%-17s %8.2f (%2u, %-8s) %8.2f (%2u, %-8s) %7.3f %7.3f  (target 0.95)\n",
+    // Every byte also crosses the link: a host copy faster than the pinned
+    // rate (a warm source, in the caches) is not what holds a staged copy.
+    const double bound = std::min(busy->gbps, r.pinned);
+    std::printf("%-17s %8.2f (%2u, %-8s) %8.2f (%2u, %-8s) %7.3f %7.3f %7.3f %7.3f  (target "
+                "0.95 x ceil)\n",
                 r.name.c_str(), alone->gbps, alone->threads, alone->nontemporal ? "nt" : "memcpy",
                 busy->gbps, busy->threads, busy->nontemporal ? "nt" : "memcpy", s / busy->gbps,
-                g / busy->gbps);
+                g / busy->gbps, s / bound, g / bound);
   }
 
   std::printf("\n7. by hand (%.1f s): the library's staged copy (streams mode) against a "
