@@ -254,6 +254,18 @@ TEST(StagingPolicy, TheOneDecisionOverEveryFact) {
   EXPECT_EQ(combos, 4u * 2 * 2 * 4 * 4 * 2);
 }
 
+// Regression: the long copies' ring of 8 also applied to a chunk the
+// caller chose, so 8 MiB chunks held 64 MiB per copy and a pipeline's
+// instances exhausted the shared pinned pool. A chunk given for a long
+// copy keeps the default ring.
+TEST(StagingPolicy, ACallersChunkKeepsTheDefaultRing) {
+  sg__stage_geometry g;
+  sg__route_geometry(8 * MiB, 0, 0, 1, 1, 64 * MiB, 16, &g);
+  EXPECT_EQ(g.chunk, 8 * MiB);
+  EXPECT_EQ(g.ring, SG__STAGE_DEFAULT_RING);
+  EXPECT_EQ(g.parts, 8u);
+}
+
 // A staged copy's geometry: the options win, zeros take tuning.h's
 // defaults for the copy's size, direction and protocol.
 TEST(StagingPolicy, GeometryFromOptionsOrDefaults) {
@@ -280,12 +292,6 @@ TEST(StagingPolicy, GeometryFromOptionsOrDefaults) {
   sg__route_geometry(0, 3, 0, 1, 1, 64 * MiB, 16, &g);
   EXPECT_EQ(g.chunk, 4 * MiB);
   EXPECT_EQ(g.ring, 3u);
-  EXPECT_EQ(g.parts, 8u);
-  // A chunk given for a long copy keeps the default ring: a larger chunk
-  // does not multiply the pinned memory the copy holds.
-  sg__route_geometry(8 * MiB, 0, 0, 1, 1, 64 * MiB, 16, &g);
-  EXPECT_EQ(g.chunk, 8 * MiB);
-  EXPECT_EQ(g.ring, SG__STAGE_DEFAULT_RING);
   EXPECT_EQ(g.parts, 8u);
   sg__route_geometry(1000, 2, 3, 1, 1, 100000, 16, &g);
   EXPECT_EQ(g.chunk, 1000u);
