@@ -13,8 +13,11 @@
 // and 1,000 nodes. Graph mode is also compared with two more hand-built
 // graphs: `dag`, the DAG exactly as given (every edge, nodes in creation
 // order: what a user writes without a planner), the baseline of the target
-// "graph mode launches at <= 1.00x raw"; and `idx`, the reduced edges with
-// nodes in creation order (tells whether node order matters to the driver).
+// "graph mode launches at <= 1.00x raw"; `idx`, the reduced edges with
+// nodes in creation order (tells whether node order matters to the driver);
+// and `dag` built a second time, a control: the two raw builds of one graph
+// side by side give the spread of the driver's own instantiations, which
+// the graph-vs-dag ratio is read against ("control" line, JSON raw_spread).
 // Each of these graphs is built 3 times and the median over the builds
 // reported, so that one instantiation does not decide a row: single rows of
 // this comparison moved by more than 2x between runs (bench/RESULTS.md).
@@ -471,6 +474,7 @@ struct Row {
   double streams_us = 0, hand_loop_us = 0;        // per node
   double graph_us = 0, hand_graph_us = 0;         // per node
   double dag_graph_us = 0, idx_graph_us = 0;      // per node: the DAG as given; reduced, index order
+  double dag_again_us = 0;                         // per node: the DAG as given, built a second time
   double update1_us = 0, raw_update1_us = 0;      // per update+launch
   double update_all_us = 0, raw_update_all_us = 0; // per node (update every node, launch)
   double raw_ours_update_all_us = 0;               // per node: the raw loop on our graph
@@ -515,7 +519,7 @@ Row run(const Dag &d) {
   // others of its round, and the median over the builds reported (see the
   // top of this file).
   {
-    std::vector<double> per[4];
+    std::vector<double> per[5];
     for (int k = 0; k < kInstantiations; k++) {
       double explicit_ms = 0, capture_ms = 0;
       sg_exec *x = make_exec(lg, SG_MODE_GRAPH, SG_BUILD_EXPLICIT, &explicit_ms);
@@ -541,6 +545,7 @@ Row run(const Dag &d) {
       };
       DagGraph as_given(d, empty.desc.func);
       DagGraph by_index(d, empty.desc.func, schedule_of(x));
+      DagGraph as_given_again(d, empty.desc.func); // the control: the driver's own spread
       auto raw_of = [](cudaGraphExec_t e, cudaStream_t st) {
         return [e, st](int reps) {
           double t0 = now_us();
@@ -551,14 +556,16 @@ Row run(const Dag &d) {
       };
       std::vector<double> m = compare_all(reps_for(d.n, 5),
                                           {ours, base, raw_of(as_given.exec, as_given.stream),
-                                           raw_of(by_index.exec, by_index.stream)});
-      for (int i = 0; i < 4; i++) per[i].push_back(m[i] / n);
+                                           raw_of(by_index.exec, by_index.stream),
+                                           raw_of(as_given_again.exec, as_given_again.stream)});
+      for (int i = 0; i < 5; i++) per[i].push_back(m[i] / n);
       SGK(sg_exec_destroy(x));
     }
     r.graph_us = median(per[0]);
     r.hand_graph_us = median(per[1]);
     r.dag_graph_us = median(per[2]);
     r.idx_graph_us = median(per[3]);
+    r.dag_again_us = median(per[4]);
   }
   SGK(sg_graph_destroy(lg.g));
 
@@ -1299,6 +1306,25 @@ void write_pdl_json(FILE *f, const std::vector<PdlRow> &pdl) {
   }
 }
 
+// Two raw builds of the same DAG as given, launched side by side: how far
+// apart the driver's own instantiations of one graph run (either over the
+// other). The explicit graph's ratio to `dag` is read against this.
+double raw_spread(const Row &r) {
+  return std::max(r.dag_graph_us / r.dag_again_us, r.dag_again_us / r.dag_graph_us);
+}
+
+double worst_of(const std::vector<Row> &rows, double (*ratio)(const Row &)) {
+  double worst = 0;
+  for (const Row &r : rows) worst = std::max(worst, ratio(r));
+  return worst;
+}
+
+double geomean_of(const std::vector<Row> &rows, double (*ratio)(const Row &)) {
+  double log_sum = 0;
+  for (const Row &r : rows) log_sum += std::log(ratio(r));
+  return std::exp(log_sum / rows.size());
+}
+
 void write_json(const char *path, const std::vector<Row> &rows,
                 const std::vector<CreateRow> &creates, const std::vector<PdlRow> &pdl,
                 const std::vector<StallRow> &stalls, const Target *targets, int nt,
@@ -1334,7 +1360,7 @@ void write_json(const char *path, const std::vector<Row> &rows,
         "     \"streams_us_per_node\": %.4f, \"hand_loop_us_per_node\": %.4f, \"streams_ratio\": %.4f,\n"
         "     \"graph_us_per_node\": %.4f, \"hand_graph_us_per_node\": %.4f, \"graph_ratio\": %.4f,\n"
         "     \"dag_graph_us_per_node\": %.4f, \"graph_vs_dag_ratio\": %.4f, "
-        "\"reduced_index_order_graph_us_per_node\": %.4f,\n"
+        "\"reduced_index_order_graph_us_per_node\": %.4f, \"dag_again_graph_us_per_node\": %.4f,\n"
         "     \"update1_us\": %.3f, \"raw_update1_us\": %.3f, \"update1_ratio\": %.4f,\n"
         "     \"update_all_us_per_node\": %.4f, \"raw_update_all_us_per_node\": %.4f, "
         "\"update_all_ratio\": %.4f,\n"
@@ -1346,14 +1372,16 @@ void write_json(const char *path, const std::vector<Row> &rows,
         r.topology.c_str(), r.nodes, r.edges, r.reduced_edges, r.streams, r.events, r.streams_us,
         r.hand_loop_us, r.streams_us / r.hand_loop_us, r.graph_us, r.hand_graph_us,
         r.graph_us / r.hand_graph_us, r.dag_graph_us, r.graph_us / r.dag_graph_us, r.idx_graph_us,
-        r.update1_us, r.raw_update1_us,
+        r.dag_again_us, r.update1_us, r.raw_update1_us,
         r.update1_us / r.raw_update1_us, r.update_all_us, r.raw_update_all_us,
         r.update_all_us / r.raw_update_all_us, r.raw_ours_update_all_us, r.set_ours_us,
         r.set_raw_us, r.set_raw_ours_us, r.set_streams_us, r.set_drv_us, r.lib_ns(), r.graph_ns(),
         r.gpu_bound() ? "gpu" : "host", r.create_explicit_ms, r.create_capture_ms,
         r.hand_build_ms, i + 1 < rows.size() ? "," : "");
   }
-  std::fprintf(f, "  ],\n  \"create\": [\n");
+  std::fprintf(f, "  ],\n  \"raw_spread\": {\"worst\": %.4f, \"geomean\": %.4f},\n",
+               worst_of(rows, raw_spread), geomean_of(rows, raw_spread));
+  std::fprintf(f, "  \"create\": [\n");
   write_create_json(f, creates);
   std::fprintf(f, "  ],\n  \"pdl\": [\n");
   write_pdl_json(f, pdl);
@@ -1363,11 +1391,6 @@ void write_json(const char *path, const std::vector<Row> &rows,
   std::fclose(f);
 }
 
-double geomean_of(const std::vector<Row> &rows, double (*ratio)(const Row &)) {
-  double log_sum = 0;
-  for (const Row &r : rows) log_sum += std::log(ratio(r));
-  return std::exp(log_sum / rows.size());
-}
 
 // The update-all breakdown (see the top of the file for how to read it).
 void print_breakdown(const std::vector<Row> &rows, const Micro &mi) {
@@ -1573,6 +1596,9 @@ int main(int argc, char **argv) {
     std::printf("\nnode order (reduced edges: issue order / creation order), geomean %.3f; "
                 "reduction (reduced / as given, creation order), geomean %.3f\n",
                 geomean_of(rows, order), geomean_of(rows, reduction));
+    std::printf("control: two raw builds of the same DAG as given, the slower over the faster: "
+                "geomean %.3f, worst %.3f (graph_vs_dag is read against this spread)\n",
+                geomean_of(rows, raw_spread), worst_of(rows, raw_spread));
   }
   double create_geomean = 0, create_worst = 0;
   std::vector<CreateRow> creates = create_rows(&create_geomean, &create_worst);
