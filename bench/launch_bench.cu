@@ -1391,7 +1391,6 @@ void write_json(const char *path, const std::vector<Row> &rows,
   std::fclose(f);
 }
 
-
 // The update-all breakdown (see the top of the file for how to read it).
 void print_breakdown(const std::vector<Row> &rows, const Micro &mi) {
   std::printf("\nupdate_all breakdown: with launch, us per node | set-params only (no launch), "
